@@ -1,0 +1,49 @@
+#include "core/flow_key.hpp"
+
+#include <arpa/inet.h>
+
+namespace flowsketch::core {
+
+FlowKey FlowKey::ipv4(std::uint32_t src_host_order, std::uint32_t dst_host_order,
+                      std::uint16_t sport, std::uint16_t dport, std::uint8_t proto) noexcept {
+    FlowKey key;
+    for (int i = 0; i < 4; ++i) {
+        const int shift = 24 - 8 * i;
+        key.src[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(src_host_order >> shift);
+        key.dst[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(dst_host_order >> shift);
+    }
+    key.src_port = sport;
+    key.dst_port = dport;
+    key.protocol = proto;
+    key.family = AddressFamily::ipv4;
+    return key;
+}
+
+FlowKey FlowKey::ipv6(const std::array<std::uint8_t, 16>& src,
+                      const std::array<std::uint8_t, 16>& dst, std::uint16_t sport,
+                      std::uint16_t dport, std::uint8_t proto) noexcept {
+    FlowKey key;
+    key.src = src;
+    key.dst = dst;
+    key.src_port = sport;
+    key.dst_port = dport;
+    key.protocol = proto;
+    key.family = AddressFamily::ipv6;
+    return key;
+}
+
+std::string format_address(const FlowKey& key, bool source) {
+    const auto& bytes = source ? key.src : key.dst;
+    char text[INET6_ADDRSTRLEN] = {};
+    const int af = key.family == AddressFamily::ipv6 ? AF_INET6 : AF_INET;
+    if (inet_ntop(af, bytes.data(), text, sizeof text) == nullptr) return "?";
+    return text;
+}
+
+std::strong_ordering compare_keys(const FlowKey& a, const FlowKey& b) noexcept {
+    const int c = std::memcmp(&a, &b, sizeof(FlowKey));
+    return c < 0 ? std::strong_ordering::less
+                 : (c > 0 ? std::strong_ordering::greater : std::strong_ordering::equal);
+}
+
+}  // namespace flowsketch::core

@@ -1,0 +1,30 @@
+// One 128-bit hash per key, split into the (h1, h2) pair that every structure
+// derives its probe indices from (Kirsch–Mitzenmacher double hashing).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "core/flow_key.hpp"
+
+namespace flowsketch::core {
+
+struct Hash128 {
+    std::uint64_t h1 = 0;
+    std::uint64_t h2 = 0;
+    friend bool operator==(const Hash128&, const Hash128&) = default;
+};
+
+/// XXH3-128 of the bytes with a seed. XXH3 is chosen over our own mixing
+/// because it is well reviewed, passes SMHasher and runs at memory speed.
+Hash128 hash128(const void* data, std::size_t size, std::uint64_t seed) noexcept;
+
+inline Hash128 hash_key(const FlowKey& key, std::uint64_t seed) noexcept {
+    return hash128(&key, sizeof key, seed);
+}
+
+/// 64-bit hash (XXH3-64) for when a single value is enough (e.g. independent
+/// reference hash families: seed i gives hash function i).
+std::uint64_t hash64(const void* data, std::size_t size, std::uint64_t seed) noexcept;
+
+}  // namespace flowsketch::core

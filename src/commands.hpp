@@ -1,0 +1,25 @@
+// Subcommand wiring (CLI11 "options struct + setup + run" pattern): each
+// command registers its options on the app and, when chosen, stores the
+// function that runs it. main() only parses and calls that function.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace flowsketch::app {
+
+/// Exit codes: 0 success, 1 runtime error, 2 usage error (as tcpdump and CLI11).
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_runtime_error = 1;
+inline constexpr int exit_usage_error = 2;
+
+using CommandRunner = std::function<int()>;
+
+/// The default command: measure packets from files (-r) or interfaces (-i).
+void setup_measure_command(CLI::App& app, CommandRunner& runner);
+/// `flowsketch gen`: synthetic traffic with exact per-flow truth.
+void setup_gen_command(CLI::App& app, CommandRunner& runner);
+/// `flowsketch lab`: reproduce the seed papers' experiments.
+void setup_lab_command(CLI::App& app, CommandRunner& runner);
+
+}  // namespace flowsketch::app
