@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Independent per-flow ground truth for the sample captures, computed with tshark.
+
+For each capture, writes <capture>.truth.tsv next to it: '#' comment lines (tshark command and
+version, totals), then a header and one line per directional 5-tuple flow.
+
+Convention (the one pcaps/SOURCES.md counts with):
+  * key on the OUTERMOST IP header (IPv4 or IPv6, whichever comes first in frame.protocols);
+    tunnels (Teredo, LISP data, IP-in-IP) are keyed on the outer header;
+  * proto = the outer datagram's upper-layer protocol (IPv6: after its extension headers);
+  * ports from a TCP/UDP/SCTP header that directly follows the outer IP layer, else 0
+    (ICMP, non-first fragments, anything else);
+  * reassembly is off, so every frame counts exactly once; bytes = frame.len (wire length);
+  * non-IP frames (ARP, ...) count only towards '# frames'.
+
+tshark is a development-time tool: tests read the committed .truth.tsv files, not tshark.
+
+Usage: scripts/tshark_truth.py [CAPTURE ...]   (default: every pcaps/*.pcap and *.pcapng)
+"""
+
+from __future__ import annotations
+
+import collections
+import ipaddress
+import pathlib
+import shlex
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+PCAP_DIR = REPO / "pcaps"
+
+# Reassembly off: a reassembled datagram would be attributed to one frame and change counts.
+TSHARK_PREFS = [
+    "-o", "ip.defragment:FALSE",
+    "-o", "ipv6.defragment:FALSE",
+    "-o", "tcp.desegment_tcp_streams:FALSE",
+    "-o", "udp.try_heuristic_first:FALSE",
+]
+
+FIELDS = [
+    "frame.len", "frame.protocols",
+    "ip.src", "ip.dst", "ip.proto",
+    "ipv6.src", "ipv6.dst", "ipv6.nxt",
+    "ipv6.hopopts.nxt", "ipv6.routing.nxt", "ipv6.fraghdr.nxt", "ipv6.dstopts.nxt",
+    "tcp.srcport", "tcp.dstport", "udp.srcport", "udp.dstport", "sctp.srcport", "sctp.dstport",
+]
+
+# frame.protocols name of an IPv6 extension header -> the field holding its Next Header.
+IPV6_EXTENSIONS = {
+    "ipv6.hopopts": "ipv6.hopopts.nxt",
+    "ipv6.routing": "ipv6.routing.nxt",
+    "ipv6.fraghdr": "ipv6.fraghdr.nxt",
+    "ipv6.dstopts": "ipv6.dstopts.nxt",
+}
+TRANSPORTS = ("tcp", "udp", "sctp")
+
+HEADER = "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes"
+
+
+def tshark_command(capture: pathlib.Path) -> list[str]:
+    cmd = ["tshark", "-n", "-r", str(capture), *TSHARK_PREFS, "-T", "fields",
+           "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]
+    for field in FIELDS:
+        cmd += ["-e", field]
+    return cmd
+
+
+def tshark_version() -> str:
+    out = subprocess.run(["tshark", "--version"], check=True, capture_output=True, text=True)
+    return out.stdout.splitlines()[0].strip()
+
+
+def occurrence(values: dict[str, list[str]], field: str, index: int) -> str:
+    """The index-th occurrence of a field in the frame (layers of one kind, in order)."""
+    items = values[field]
+    if index >= len(items) or items[index] == "":
+        raise ValueError(f"field {field} has no occurrence {index}: {items}")
+    return items[index]
+
+
+def flow_of(line: str) -> tuple[int, tuple | None]:
+    """(frame length, flow key or None for a non-IP frame) from one tshark output line."""
+    parts = line.rstrip("\n").split("\t")
+    if len(parts) != len(FIELDS):
+        raise ValueError(f"unexpected tshark line: {line!r}")
+    values = {f: (p.split(",") if p else []) for f, p in zip(FIELDS, parts)}
+    frame_len = int(values["frame.len"][0])
+    layers = values["frame.protocols"][0].split(":")
+
+    outer = next((i for i, name in enumerate(layers) if name in ("ip", "ipv6")), None)
+    if outer is None:
+        return frame_len, None
+
+    def count_before(name: str, pos: int) -> int:
+        return layers[:pos].count(name)
+
+    if layers[outer] == "ip":
+        n = count_before("ip", outer)
+        src = occurrence(values, "ip.src", n)
+        dst = occurrence(values, "ip.dst", n)
+        proto = int(occurrence(values, "ip.proto", n), 0)
+        after = outer + 1
+    else:
+        n = count_before("ipv6", outer)
+        src = occurrence(values, "ipv6.src", n)
+        dst = occurrence(values, "ipv6.dst", n)
+        proto = int(occurrence(values, "ipv6.nxt", n), 0)
+        after = outer + 1
+        # Walk the outer datagram's extension headers: the last one names the upper layer.
+        while after < len(layers) and layers[after] in IPV6_EXTENSIONS:
+            ext = layers[after]
+            proto = int(occurrence(values, IPV6_EXTENSIONS[ext], count_before(ext, after)), 0)
+            after += 1
+
+    sport = dport = 0
+    if after < len(layers) and layers[after] in TRANSPORTS:
+        t = layers[after]
+        n = count_before(t, after)
+        sport = int(occurrence(values, f"{t}.srcport", n))
+        dport = int(occurrence(values, f"{t}.dstport", n))
+
+    return frame_len, (proto, ipaddress.ip_address(src), ipaddress.ip_address(dst), sport, dport)
+
+
+def sort_key(item: tuple[tuple, list[int]]) -> tuple:
+    """Packets descending, then the key: proto, src, dst (IPv4 before IPv6, numeric), ports."""
+    (proto, src, dst, sport, dport), (packets, _) = item
+    return (-packets, proto, src.version, int(src), dst.version, int(dst), sport, dport)
+
+
+def truth_for(capture: pathlib.Path, version: str) -> tuple[str, int]:
+    cmd = tshark_command(capture)
+    run = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    flows: dict[tuple, list[int]] = collections.defaultdict(lambda: [0, 0])
+    frames = ip_packets = ip_bytes = 0
+    for line in run.stdout.splitlines():
+        if not line:
+            continue
+        frame_len, key = flow_of(line)
+        frames += 1
+        if key is None:
+            continue
+        ip_packets += 1
+        ip_bytes += frame_len
+        flows[key][0] += 1
+        flows[key][1] += frame_len
+
+    shown = [c if c != str(capture) else f"pcaps/{capture.name}" for c in cmd]
+    lines = [
+        f"# ground truth for {capture.name}, generated by scripts/tshark_truth.py",
+        f"# tshark: {version}",
+        f"# command: {shlex.join(shown)}",
+        f"# frames {frames}",
+        f"# ip_packets {ip_packets}",
+        f"# ip_bytes {ip_bytes}",
+        f"# flows {len(flows)}",
+        HEADER,
+    ]
+    for (proto, src, dst, sport, dport), (packets, nbytes) in sorted(flows.items(), key=sort_key):
+        lines.append(f"{proto}\t{src}\t{dst}\t{sport}\t{dport}\t{packets}\t{nbytes}")
+    return "\n".join(lines) + "\n", len(flows)
+
+
+def main(argv: list[str]) -> int:
+    captures = [pathlib.Path(a) for a in argv] or sorted(
+        p for p in PCAP_DIR.iterdir() if p.suffix in (".pcap", ".pcapng"))
+    version = tshark_version()
+    for capture in captures:
+        text, nflows = truth_for(capture, version)
+        out = capture.with_name(capture.name + ".truth.tsv")
+        out.write_text(text)
+        print(f"{out.name}: {nflows} flows", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
