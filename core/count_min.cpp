@@ -1,0 +1,271 @@
+#include "core/count_min.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+
+#include "core/random.hpp"
+
+namespace flowsketch::core {
+namespace {
+
+constexpr std::uint32_t max_depth = 64;
+constexpr std::uint32_t max_lanes = 8;
+constexpr std::uint64_t mersenne61 = (std::uint64_t{1} << 61) - 1;
+
+// x mod (2^61 − 1) for a 122-bit product, without division.
+std::uint64_t mod_mersenne61(UInt128 x) noexcept {
+    std::uint64_t r = static_cast<std::uint64_t>(x & mersenne61) +
+                      static_cast<std::uint64_t>(x >> 61);
+    r = (r & mersenne61) + (r >> 61);
+    return r >= mersenne61 ? r - mersenne61 : r;
+}
+
+bool is_prime(std::uint32_t n) noexcept {
+    if (n < 2) return false;
+    if (n % 2 == 0) return n == 2;
+    for (std::uint32_t d = 3; static_cast<std::uint64_t>(d) * d <= n; d += 2) {
+        if (n % d == 0) return false;
+    }
+    return true;
+}
+
+void require_probability(double value, const char* name) {
+    if (!(value > 0.0 && value < 1.0)) {
+        throw std::invalid_argument(std::string(name) + " must be in (0, 1), got " +
+                                    std::to_string(value));
+    }
+}
+
+}  // namespace
+
+std::string_view variant_name(CountMinVariant variant) noexcept {
+    return variant == CountMinVariant::standard ? "standard" : "kirsch-mitzenmacher";
+}
+
+std::uint32_t next_prime(std::uint32_t n) {
+    if (n <= 2) return 2;
+    for (std::uint64_t c = n; c <= std::numeric_limits<std::uint32_t>::max(); ++c) {
+        if (is_prime(static_cast<std::uint32_t>(c))) return static_cast<std::uint32_t>(c);
+    }
+    throw std::invalid_argument("no 32-bit prime at or above " + std::to_string(n));
+}
+
+double kirsch_mitzenmacher_delta(double epsilon, std::uint32_t width, std::uint32_t depth) noexcept {
+    const double w = width;
+    const double per_row = std::min(1.0, 2.0 / (epsilon * w));
+    return std::min(1.0, 2.0 / (epsilon * w * w) + std::pow(per_row, depth));
+}
+
+CountMinParams CountMinParams::for_error(double epsilon, double delta, CountMinVariant variant) {
+    require_probability(epsilon, "epsilon");
+    require_probability(delta, "delta");
+    CountMinParams p;
+    p.variant = variant;
+    if (variant == CountMinVariant::standard) {
+        p.width = static_cast<std::uint32_t>(std::ceil(std::numbers::e / epsilon));
+        p.depth = static_cast<std::uint32_t>(std::ceil(std::log(1.0 / delta)));
+        p.depth = std::max<std::uint32_t>(p.depth, 1);
+        return p;
+    }
+    // w ≥ 2e/ε makes each row's Markov term ≤ 1/e; widen further if the
+    // full-collision term 2/(εw²) alone would eat more than half of δ.
+    double w = std::ceil(2.0 * std::numbers::e / epsilon);
+    while (2.0 / (epsilon * w * w) > delta / 2.0) w *= 1.5;
+    if (w > static_cast<double>(std::numeric_limits<std::uint32_t>::max() / 2)) {
+        throw std::invalid_argument("epsilon/delta need a sketch wider than 2^31 columns");
+    }
+    p.width = next_prime(static_cast<std::uint32_t>(w));
+    // Pin p.epsilon() to the requested ε so the depth meets δ at that ε.
+    p.depth = 1;
+    while (kirsch_mitzenmacher_delta(epsilon, p.width, p.depth) > delta && p.depth < max_depth) {
+        ++p.depth;
+    }
+    return p;
+}
+
+double CountMinParams::epsilon() const noexcept {
+    if (width == 0) return 1.0;
+    const double factor = variant == CountMinVariant::standard ? 1.0 : 2.0;
+    return factor * std::numbers::e / width;
+}
+
+double CountMinParams::delta() const noexcept {
+    if (variant == CountMinVariant::standard) return std::exp(-static_cast<double>(depth));
+    return kirsch_mitzenmacher_delta(epsilon(), width, depth);
+}
+
+CountMinSketch::CountMinSketch(const CountMinParams& params) : params_(params) {
+    if (params.width < 2) throw std::invalid_argument("Count-Min width must be at least 2");
+    if (params.depth < 1 || params.depth > max_depth) {
+        throw std::invalid_argument("Count-Min depth must be in 1.." + std::to_string(max_depth));
+    }
+    if (params.lanes < 1 || params.lanes > max_lanes) {
+        throw std::invalid_argument("Count-Min lanes must be in 1.." + std::to_string(max_lanes));
+    }
+    if (params.variant == CountMinVariant::kirsch_mitzenmacher && !is_prime(params.width)) {
+        throw std::invalid_argument("Kirsch-Mitzenmacher Count-Min needs a prime width, got " +
+                                    std::to_string(params.width));
+    }
+    const std::uint64_t cells = std::uint64_t{params.width} * params.depth * params.lanes;
+    if (cells > (std::uint64_t{1} << 34)) {
+        throw std::invalid_argument("Count-Min sketch too large: " + std::to_string(cells) +
+                                    " counters");
+    }
+    counters_.assign(static_cast<std::size_t>(cells), 0);
+    totals_.assign(params.lanes, 0);
+    if (params.variant == CountMinVariant::standard) {
+        SplitMix64 rng(params.seed ^ 0x636d732d726f7773ULL);  // "cms-rows"
+        for (std::uint32_t row = 0; row < params.depth; ++row) {
+            row_a_.push_back(1 + rng.next() % (mersenne61 - 1));
+            row_b_.push_back(rng.next() % mersenne61);
+        }
+    }
+}
+
+std::uint32_t CountMinSketch::column(const Hash128& hash, std::uint32_t row) const noexcept {
+    const std::uint64_t w = params_.width;
+    if (params_.variant == CountMinVariant::standard) {
+        const std::uint64_t x = hash.h1 % mersenne61;
+        const auto product = static_cast<UInt128>(row_a_[row]) * x + row_b_[row];
+        return static_cast<std::uint32_t>(mod_mersenne61(product) % w);
+    }
+    const std::uint64_t a = hash.h1 % w;
+    const std::uint64_t b = hash.h2 % w;
+    return static_cast<std::uint32_t>((a + row * b) % w);
+}
+
+void CountMinSketch::columns(const Hash128& hash, std::uint32_t* out) const noexcept {
+    const std::uint32_t depth = params_.depth;
+    if (params_.variant == CountMinVariant::standard) {
+        for (std::uint32_t row = 0; row < depth; ++row) out[row] = column(hash, row);
+        return;
+    }
+    // g_j = h1 + j·h2 mod w, stepped by addition: two divisions per key in all.
+    const std::uint32_t w = params_.width;
+    const auto step = static_cast<std::uint32_t>(hash.h2 % w);
+    auto g = static_cast<std::uint32_t>(hash.h1 % w);
+    for (std::uint32_t row = 0; row < depth; ++row) {
+        out[row] = g;
+        g += step;  // both < w < 2^31: no overflow
+        if (g >= w) g -= w;
+    }
+}
+
+void CountMinSketch::update(const Hash128& hash, std::span<const std::uint64_t> weights) noexcept {
+    std::uint32_t cols[max_depth];
+    columns(hash, cols);
+    const std::uint32_t lanes = params_.lanes;
+    const std::size_t row_stride = std::size_t{params_.width} * lanes;
+    std::uint64_t* base = counters_.data();
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) totals_[lane] += weights[lane];
+
+    if (!params_.conservative_update) {
+        for (std::uint32_t row = 0; row < params_.depth; ++row) {
+            std::uint64_t* cell = base + row * row_stride + std::size_t{cols[row]} * lanes;
+            for (std::uint32_t lane = 0; lane < lanes; ++lane) cell[lane] += weights[lane];
+        }
+        return;
+    }
+    // Conservative update: raise each counter only as far as the new minimum
+    // estimate requires. Keeps estimate ≥ truth and never adds error.
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+        std::uint64_t minimum = std::numeric_limits<std::uint64_t>::max();
+        for (std::uint32_t row = 0; row < params_.depth; ++row) {
+            minimum = std::min(minimum,
+                               base[row * row_stride + std::size_t{cols[row]} * lanes + lane]);
+        }
+        const std::uint64_t target = minimum + weights[lane];
+        for (std::uint32_t row = 0; row < params_.depth; ++row) {
+            std::uint64_t& c = base[row * row_stride + std::size_t{cols[row]} * lanes + lane];
+            c = std::max(c, target);
+        }
+    }
+}
+
+void CountMinSketch::update_and_estimate(const Hash128& hash,
+                                         std::span<const std::uint64_t> weights,
+                                         std::span<std::uint64_t> estimates) noexcept {
+    const std::uint32_t lanes = params_.lanes;
+    if (params_.conservative_update) {
+        update(hash, weights);
+        for (std::uint32_t lane = 0; lane < lanes; ++lane) estimates[lane] = estimate(hash, lane);
+        return;
+    }
+    std::uint32_t cols[max_depth];
+    columns(hash, cols);
+    const std::size_t row_stride = std::size_t{params_.width} * lanes;
+    std::uint64_t* base = counters_.data();
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+        totals_[lane] += weights[lane];
+        estimates[lane] = std::numeric_limits<std::uint64_t>::max();
+    }
+    for (std::uint32_t row = 0; row < params_.depth; ++row) {
+        std::uint64_t* cell = base + row * row_stride + std::size_t{cols[row]} * lanes;
+        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
+            cell[lane] += weights[lane];
+            estimates[lane] = std::min(estimates[lane], cell[lane]);
+        }
+    }
+}
+
+void CountMinSketch::update(const Hash128& hash, std::uint64_t weight) noexcept {
+    update(hash, std::span<const std::uint64_t>(&weight, 1));
+}
+
+std::uint64_t CountMinSketch::estimate(const Hash128& hash, std::uint32_t lane) const noexcept {
+    std::uint32_t cols[max_depth];
+    columns(hash, cols);
+    const std::uint32_t lanes = params_.lanes;
+    const std::size_t row_stride = std::size_t{params_.width} * lanes;
+    std::uint64_t minimum = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint32_t row = 0; row < params_.depth; ++row) {
+        minimum = std::min(minimum,
+                           counters_[row * row_stride + std::size_t{cols[row]} * lanes + lane]);
+    }
+    return minimum;
+}
+
+std::uint64_t CountMinSketch::lower_bound(std::uint64_t estimate, std::uint32_t lane) const noexcept {
+    const double slack = params_.epsilon() * static_cast<double>(totals_[lane]);
+    const double lower = static_cast<double>(estimate) - slack;
+    return lower <= 0.0 ? 0 : static_cast<std::uint64_t>(std::ceil(lower));
+}
+
+void CountMinSketch::merge(const CountMinSketch& other) {
+    if (&other == this) throw std::invalid_argument("cannot merge a Count-Min sketch with itself");
+    if (!(other.params_ == params_)) {
+        throw std::invalid_argument(
+            "cannot merge Count-Min sketches with different variant, width, depth, lanes, "
+            "seed or update rule");
+    }
+    for (std::size_t i = 0; i < counters_.size(); ++i) counters_[i] += other.counters_[i];
+    for (std::size_t i = 0; i < totals_.size(); ++i) totals_[i] += other.totals_[i];
+}
+
+void CountMinSketch::accumulate_lane(std::uint32_t from, std::uint32_t to) noexcept {
+    const std::uint32_t lanes = params_.lanes;
+    for (std::size_t i = 0; i < counters_.size(); i += lanes) counters_[i + to] += counters_[i + from];
+    totals_[to] += totals_[from];
+}
+
+void CountMinSketch::clear_lane(std::uint32_t lane) noexcept {
+    const std::uint32_t lanes = params_.lanes;
+    for (std::size_t i = lane; i < counters_.size(); i += lanes) counters_[i] = 0;
+    totals_[lane] = 0;
+}
+
+void CountMinSketch::clear() noexcept {
+    std::fill(counters_.begin(), counters_.end(), 0);
+    std::fill(totals_.begin(), totals_.end(), 0);
+}
+
+std::size_t CountMinSketch::memory_bytes() const noexcept {
+    return sizeof(*this) + counters_.capacity() * sizeof(std::uint64_t) +
+           (totals_.capacity() + row_a_.capacity() + row_b_.capacity()) * sizeof(std::uint64_t);
+}
+
+}  // namespace flowsketch::core

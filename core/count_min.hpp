@@ -1,0 +1,124 @@
+// Count-Min sketch (Cormode–Muthukrishnan) in two index schemes:
+//  - standard: d rows, each with its own pairwise-independent hash of h1
+//    (a_j·x + b_j mod 2^61−1, then mod w), w = ⌈e/ε⌉, d = ⌈ln 1/δ⌉;
+//  - Kirsch–Mitzenmacher (seed 000, §9): w prime, row j uses
+//    g_j(x) = h1 + j·h2 mod w, so one 128-bit hash serves every row.
+//
+// A cell holds `lanes` 64-bit counters updated together (e.g. packets and
+// bytes, or interval and running totals): all lanes of a cell share one cache
+// line, so a multi-weight update costs one memory access per row.
+//
+// Guarantee per lane, with N the lane's total weight: estimate ≥ truth always
+// (non-negative weights), and estimate ≤ truth + ε·N with probability ≥ 1 − δ,
+// where (ε, δ) are params().epsilon() / params().delta() for the chosen width
+// and depth.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "core/hash.hpp"
+
+namespace flowsketch::core {
+
+enum class CountMinVariant : std::uint8_t { standard = 0, kirsch_mitzenmacher = 1 };
+
+std::string_view variant_name(CountMinVariant variant) noexcept;
+
+struct CountMinParams {
+    CountMinVariant variant = CountMinVariant::kirsch_mitzenmacher;
+    std::uint32_t width = 0;
+    std::uint32_t depth = 0;
+    std::uint32_t lanes = 1;
+    std::uint64_t seed = 0;
+    bool conservative_update = false;
+
+    /// Smallest sketch meeting (epsilon, delta) for the variant. Throws
+    /// std::invalid_argument unless 0 < epsilon < 1 and 0 < delta < 1.
+    static CountMinParams for_error(double epsilon, double delta, CountMinVariant variant);
+
+    /// The additive error factor this width guarantees: e/w (standard) or
+    /// 2e/w (Kirsch–Mitzenmacher, the ε for which the bound below is stated).
+    double epsilon() const noexcept;
+    /// Failure probability achieved by (width, depth) at epsilon():
+    /// standard e^{−d}; Kirsch–Mitzenmacher 2/(ε·w²) + (2/(ε·w))^d.
+    double delta() const noexcept;
+
+    friend bool operator==(const CountMinParams&, const CountMinParams&) = default;
+};
+
+/// Kirsch–Mitzenmacher failure bound for explicit (epsilon, w, d).
+/// Derivation (the seed prints it without ε): keys whose (h1, h2) mod w equal
+/// the query's collide in every row, expected weight ≤ N/w², Markov at εN/2
+/// gives 2/(εw²); the rest collide in at most one row each, expected ≤ N/w per
+/// row, Markov at εN/2 per row and all d rows gives (2/(εw))^d.
+double kirsch_mitzenmacher_delta(double epsilon, std::uint32_t width, std::uint32_t depth) noexcept;
+
+/// Smallest prime ≥ n (n ≥ 2).
+std::uint32_t next_prime(std::uint32_t n);
+
+class CountMinSketch {
+public:
+    /// Throws std::invalid_argument on width < 2, depth < 1, lanes outside 1..8,
+    /// a non-prime width for the Kirsch–Mitzenmacher variant, or a size whose
+    /// counters would not fit in memory addressing.
+    explicit CountMinSketch(const CountMinParams& params);
+
+    const CountMinParams& params() const noexcept { return params_; }
+
+    /// Adds weights[l] to lane l for every lane (weights.size() == lanes).
+    void update(const Hash128& hash, std::span<const std::uint64_t> weights) noexcept;
+    /// update() that also writes each lane's new point estimate to `estimates`
+    /// (same as estimate() after the update, read in the same pass).
+    void update_and_estimate(const Hash128& hash, std::span<const std::uint64_t> weights,
+                             std::span<std::uint64_t> estimates) noexcept;
+    /// Single-lane convenience (lanes must be 1).
+    void update(const Hash128& hash, std::uint64_t weight) noexcept;
+
+    /// Point estimate of one lane: min over rows. Never below the truth.
+    std::uint64_t estimate(const Hash128& hash, std::uint32_t lane = 0) const noexcept;
+
+    /// Lower end of the (1 − δ) interval: max(0, estimate − ε·N_lane).
+    std::uint64_t lower_bound(std::uint64_t estimate, std::uint32_t lane = 0) const noexcept;
+
+    /// Total weight added to a lane (N in the bounds).
+    std::uint64_t total(std::uint32_t lane = 0) const noexcept { return totals_[lane]; }
+
+    /// Adds another sketch's counters cell by cell. Throws std::invalid_argument
+    /// when the parameters differ (dimensions, variant, seed, lanes) or when
+    /// merging a sketch with itself.
+    void merge(const CountMinSketch& other);
+
+    /// Adds lane `from` of every cell into lane `to` (e.g. an interval's
+    /// counters into running totals) — exact, like merge.
+    void accumulate_lane(std::uint32_t from, std::uint32_t to) noexcept;
+
+    /// Zeroes one lane (counters and total).
+    void clear_lane(std::uint32_t lane) noexcept;
+    void clear() noexcept;
+
+    /// Counter storage, row-major, lanes innermost: [row][column][lane].
+    std::span<const std::uint64_t> counters() const noexcept { return counters_; }
+    std::span<std::uint64_t> mutable_counters() noexcept { return counters_; }
+    std::span<const std::uint64_t> totals() const noexcept { return totals_; }
+    std::span<std::uint64_t> mutable_totals() noexcept { return totals_; }
+
+    std::size_t memory_bytes() const noexcept;
+
+    /// Column of `hash` in `row` (exposed for tests of the index formula).
+    std::uint32_t column(const Hash128& hash, std::uint32_t row) const noexcept;
+
+private:
+    void columns(const Hash128& hash, std::uint32_t* out) const noexcept;
+
+    CountMinParams params_;
+    std::vector<std::uint64_t> counters_;
+    std::vector<std::uint64_t> totals_;
+    // Standard variant: per-row coefficients of the pairwise-independent family.
+    std::vector<std::uint64_t> row_a_;
+    std::vector<std::uint64_t> row_b_;
+};
+
+}  // namespace flowsketch::core

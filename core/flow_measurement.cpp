@@ -1,0 +1,104 @@
+#include "core/flow_measurement.hpp"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+namespace flowsketch::core {
+namespace {
+
+std::uint32_t candidate_capacity(const MeasurementConfig& config) {
+    if (config.top_k == 0) throw std::invalid_argument("top-k must be at least 1");
+    if (config.candidates != 0) {
+        if (config.candidates < config.top_k) {
+            throw std::invalid_argument("candidate set smaller than top-k");
+        }
+        return config.candidates;
+    }
+    return std::max<std::uint32_t>(4 * config.top_k, 64);
+}
+
+CountMinParams with_lanes(CountMinParams params, std::uint32_t lanes) {
+    params.lanes = lanes;
+    return params;
+}
+
+}  // namespace
+
+FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
+    : config_(config),
+      sketch_(with_lanes(config.sketch, Lane::lanes)),
+      interval_by_packets_(candidate_capacity(config)),
+      interval_by_bytes_(candidate_capacity(config)),
+      total_by_packets_(candidate_capacity(config)),
+      total_by_bytes_(candidate_capacity(config)) {
+    config_.sketch = sketch_.params();
+}
+
+void FlowMeasurement::add(const PacketRecord& packet) noexcept {
+    const Hash128 hash = hash_key(packet.key, config_.hash_seed);
+    const std::array<std::uint64_t, Lane::lanes> weights = {1, packet.wire_length, 1,
+                                                            packet.wire_length};
+    std::array<std::uint64_t, Lane::lanes> estimates;
+    sketch_.update_and_estimate(hash, weights, estimates);
+    interval_by_packets_.offer(packet.key, hash, estimates[Lane::interval_packets]);
+    interval_by_bytes_.offer(packet.key, hash, estimates[Lane::interval_bytes]);
+    total_by_packets_.offer(packet.key, hash, estimates[Lane::total_packets]);
+    total_by_bytes_.offer(packet.key, hash, estimates[Lane::total_bytes]);
+}
+
+void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
+    for (const PacketRecord& packet : packets) add(packet);
+}
+
+std::vector<HeavyHitter> FlowMeasurement::rank(const HeavyHitterCandidates& candidates,
+                                               Lane lane) const {
+    std::vector<HeavyHitter> ranked;
+    for (const auto& entry : candidates.entries()) {
+        // Re-query: a candidate's stored estimate may be stale (it only
+        // refreshes when the flow beats the smallest candidate).
+        const std::uint64_t estimate = sketch_.estimate(hash_key(entry.key, config_.hash_seed), lane);
+        ranked.push_back(HeavyHitter{entry.key, estimate, sketch_.lower_bound(estimate, lane)});
+    }
+    std::sort(ranked.begin(), ranked.end(), [](const HeavyHitter& a, const HeavyHitter& b) {
+        if (a.estimate != b.estimate) return a.estimate > b.estimate;
+        return compare_keys(a.key, b.key) < 0;  // deterministic order on ties
+    });
+    if (ranked.size() > config_.top_k) ranked.resize(config_.top_k);
+    return ranked;
+}
+
+WindowSummary FlowMeasurement::summarize(Lane packets_lane, Lane bytes_lane,
+                                         const HeavyHitterCandidates& by_packets,
+                                         const HeavyHitterCandidates& by_bytes) const {
+    WindowSummary summary;
+    summary.packets = sketch_.total(packets_lane);
+    summary.bytes = sketch_.total(bytes_lane);
+    summary.top_packets = rank(by_packets, packets_lane);
+    summary.top_bytes = rank(by_bytes, bytes_lane);
+    return summary;
+}
+
+WindowSummary FlowMeasurement::interval_summary() const {
+    return summarize(Lane::interval_packets, Lane::interval_bytes, interval_by_packets_,
+                     interval_by_bytes_);
+}
+
+WindowSummary FlowMeasurement::total_summary() const {
+    return summarize(Lane::total_packets, Lane::total_bytes, total_by_packets_, total_by_bytes_);
+}
+
+void FlowMeasurement::start_new_interval() noexcept {
+    sketch_.clear_lane(Lane::interval_packets);
+    sketch_.clear_lane(Lane::interval_bytes);
+    interval_by_packets_.clear();
+    interval_by_bytes_.clear();
+}
+
+std::size_t FlowMeasurement::memory_bytes() const noexcept {
+    return sizeof(*this) + sketch_.memory_bytes() + interval_by_packets_.memory_bytes() +
+           interval_by_bytes_.memory_bytes() + total_by_packets_.memory_bytes() +
+           total_by_bytes_.memory_bytes();
+}
+
+}  // namespace flowsketch::core

@@ -1,0 +1,80 @@
+// The per-packet measurement: Count-Min sketches of packets and bytes for the
+// current interval and for the whole run, and heavy-hitter candidates for each.
+// The key is hashed once; every structure derives its indices from that hash.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/count_min.hpp"
+#include "core/flow_key.hpp"
+#include "core/heavy_hitters.hpp"
+
+namespace flowsketch::core {
+
+/// One keyed packet, as the decoder hands it to the measurement.
+struct PacketRecord {
+    FlowKey key;
+    std::int64_t timestamp_ns = 0;
+    std::uint32_t wire_length = 0;
+    std::uint8_t tcp_flags = 0;
+};
+
+struct MeasurementConfig {
+    CountMinParams sketch;          // lanes are set by the measurement
+    std::uint32_t top_k = 10;       // heavy hitters reported
+    std::uint32_t candidates = 0;   // candidate-set size; 0 = max(4·top_k, 64)
+    std::uint64_t hash_seed = 0x666c6f77736b7463ULL;  // "flowsktc"
+};
+
+struct HeavyHitter {
+    FlowKey key;
+    std::uint64_t estimate = 0;  // never below the truth
+    std::uint64_t lower = 0;     // truth ≥ lower with probability ≥ 1 − δ
+};
+
+/// What one window (an interval or the whole run) measured.
+struct WindowSummary {
+    std::uint64_t packets = 0;
+    std::uint64_t bytes = 0;
+    std::vector<HeavyHitter> top_packets;  // largest first
+    std::vector<HeavyHitter> top_bytes;
+};
+
+class FlowMeasurement {
+public:
+    /// Throws std::invalid_argument on bad sketch parameters or top_k == 0.
+    explicit FlowMeasurement(const MeasurementConfig& config);
+
+    void add(const PacketRecord& packet) noexcept;
+    void add_batch(std::span<const PacketRecord> packets) noexcept;
+
+    /// The current interval, and the run so far (all intervals, including the current one).
+    WindowSummary interval_summary() const;
+    WindowSummary total_summary() const;
+
+    /// Closes the current interval: its counters stay in the run totals.
+    void start_new_interval() noexcept;
+
+    const CountMinParams& sketch_params() const noexcept { return sketch_.params(); }
+    const MeasurementConfig& config() const noexcept { return config_; }
+    std::size_t memory_bytes() const noexcept;
+
+private:
+    // Lanes of every sketch cell: this interval's and the run's packets and bytes.
+    enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
+
+    WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
+                            const HeavyHitterCandidates& by_bytes) const;
+    std::vector<HeavyHitter> rank(const HeavyHitterCandidates& candidates, Lane lane) const;
+
+    MeasurementConfig config_;
+    CountMinSketch sketch_;
+    HeavyHitterCandidates interval_by_packets_;
+    HeavyHitterCandidates interval_by_bytes_;
+    HeavyHitterCandidates total_by_packets_;
+    HeavyHitterCandidates total_by_bytes_;
+};
+
+}  // namespace flowsketch::core

@@ -1,0 +1,63 @@
+// Heavy-hitter candidates: a fixed-capacity set of the flows with the largest
+// Count-Min estimates seen so far (the "sketch + heap" scheme of Cormode and
+// Muthukrishnan). Memory is fixed by the capacity, never by traffic.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/flow_key.hpp"
+#include "core/hash.hpp"
+
+namespace flowsketch::core {
+
+class HeavyHitterCandidates {
+public:
+    struct Entry {
+        FlowKey key;
+        std::uint64_t estimate = 0;  // estimate when last offered (refresh before reporting)
+    };
+
+    /// Throws std::invalid_argument if capacity is 0 or above 2^20.
+    explicit HeavyHitterCandidates(std::uint32_t capacity);
+
+    /// Offers a flow with its current estimate. O(1) when the estimate does not
+    /// beat the smallest candidate (the common case); O(log capacity) otherwise.
+    void offer(const FlowKey& key, const Hash128& hash, std::uint64_t estimate) noexcept {
+        if (size_ == capacity_ && estimate <= heap_[0].estimate) return;
+        offer_slow(key, hash, estimate);
+    }
+
+    /// The candidates in no particular order.
+    std::vector<Entry> entries() const;
+    std::uint32_t size() const noexcept { return size_; }
+    std::uint32_t capacity() const noexcept { return capacity_; }
+    void clear() noexcept;
+    std::size_t memory_bytes() const noexcept;
+
+private:
+    struct HeapEntry {
+        FlowKey key;
+        std::uint64_t estimate;
+        std::uint32_t slot;  // position in the index table
+    };
+    static constexpr std::uint32_t empty_slot = 0xffffffffu;
+
+    void offer_slow(const FlowKey& key, const Hash128& hash, std::uint64_t estimate) noexcept;
+    std::uint32_t find_slot(const FlowKey& key, std::uint64_t h) const noexcept;
+    void erase_slot(std::uint32_t slot) noexcept;
+    void sift_up(std::uint32_t i) noexcept;
+    void sift_down(std::uint32_t i) noexcept;
+    void swap_entries(std::uint32_t a, std::uint32_t b) noexcept;
+
+    std::uint32_t capacity_;
+    std::uint32_t size_ = 0;
+    std::vector<HeapEntry> heap_;  // min-heap by estimate
+    // Open-addressed index (linear probing, backward-shift deletion): slot →
+    // heap position; the table is a power of two ≥ 2·capacity.
+    std::vector<std::uint32_t> table_;
+    std::vector<std::uint64_t> table_hash_;
+    std::uint64_t mask_;
+};
+
+}  // namespace flowsketch::core
