@@ -1,0 +1,121 @@
+// JSON Lines rendering. The field set is a contract (docs/report-json.md):
+// fields may be added, never renamed or dropped.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+#include "reports/report_writer.hpp"
+
+namespace flowsketch::reports {
+namespace {
+
+using Out = std::back_insert_iterator<std::string>;
+
+void append_json_string(Out out, std::string_view text) {
+    *out++ = '"';
+    for (const char ch : text) {
+        const auto c = static_cast<unsigned char>(ch);
+        switch (c) {
+            case '"': fmt::format_to(out, "\\\""); break;
+            case '\\': fmt::format_to(out, "\\\\"); break;
+            case '\n': fmt::format_to(out, "\\n"); break;
+            case '\r': fmt::format_to(out, "\\r"); break;
+            case '\t': fmt::format_to(out, "\\t"); break;
+            default:
+                if (c < 0x20) {
+                    fmt::format_to(out, "\\u{:04x}", static_cast<unsigned>(c));
+                } else {
+                    *out++ = ch;
+                }
+        }
+    }
+    *out++ = '"';
+}
+
+// JSON has no NaN/Infinity; a bound that is not finite is written as null.
+void append_number(Out out, double value) {
+    if (std::isfinite(value)) {
+        fmt::format_to(out, "{}", value);
+    } else {
+        fmt::format_to(out, "null");
+    }
+}
+
+void append_flows(Out out, const std::vector<core::HeavyHitter>& flows) {
+    *out++ = '[';
+    bool first = true;
+    for (const auto& flow : flows) {
+        if (!first) *out++ = ',';
+        first = false;
+        fmt::format_to(out, "{{\"src\":\"{}\",\"dst\":\"{}\",\"sport\":{},\"dport\":{},\"proto\":{},"
+                            "\"estimate\":{},\"lower\":{}}}",
+                       core::format_address(flow.key, true), core::format_address(flow.key, false),
+                       flow.key.src_port, flow.key.dst_port, flow.key.protocol, flow.estimate,
+                       flow.lower);
+    }
+    *out++ = ']';
+}
+
+class JsonLinesWriter final : public ReportWriter {
+public:
+    explicit JsonLinesWriter(std::FILE* out) : out_(out) {}
+    void write(const Report& report) override {
+        std::string line = to_json(report);
+        line.push_back('\n');
+        // One fwrite per line and a flush: a tailing reader sees whole lines.
+        if (std::fwrite(line.data(), 1, line.size(), out_) != line.size() || std::fflush(out_) != 0) {
+            throw std::runtime_error("cannot write report");
+        }
+    }
+
+private:
+    std::FILE* out_;
+};
+
+}  // namespace
+
+std::string to_json(const Report& report) {
+    std::string text;
+    text.reserve(1024);
+    auto out = std::back_inserter(text);
+    fmt::format_to(out, "{{\"kind\":\"{}\",\"start\":{:.6f},\"end\":{:.6f},\"frames\":{},"
+                        "\"packets\":{},\"bytes\":{},\"skipped\":{{",
+                   kind_name(report.kind), report.start, report.end, report.frames, report.packets,
+                   report.bytes);
+    bool first = true;
+    for (const auto& skip : report.skipped) {
+        if (!first) *out++ = ',';
+        first = false;
+        append_json_string(out, skip.reason);
+        fmt::format_to(out, ":{}", skip.count);
+    }
+    fmt::format_to(out, "}},\"epsilon\":");
+    append_number(out, report.sketch.epsilon);
+    fmt::format_to(out, ",\"delta\":");
+    append_number(out, report.sketch.delta);
+    fmt::format_to(out, ",\"cms\":{{\"width\":{},\"depth\":{},\"variant\":\"{}\","
+                        "\"conservative\":{}}},\"memory_bytes\":{},\"top_packets\":",
+                   report.sketch.width, report.sketch.depth, report.sketch.variant,
+                   report.sketch.conservative_update, report.sketch.memory_bytes);
+    append_flows(out, report.top_packets);
+    fmt::format_to(out, ",\"top_bytes\":");
+    append_flows(out, report.top_bytes);
+    fmt::format_to(out, ",\"truncated\":{},\"warnings\":[", report.truncated);
+    first = true;
+    for (const auto& warning : report.warnings) {
+        if (!first) *out++ = ',';
+        first = false;
+        append_json_string(out, warning);
+    }
+    fmt::format_to(out, "]}}");
+    return text;
+}
+
+std::unique_ptr<ReportWriter> make_json_lines_writer(std::FILE* out) {
+    return std::make_unique<JsonLinesWriter>(out);
+}
+
+}  // namespace flowsketch::reports

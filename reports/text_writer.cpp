@@ -1,0 +1,135 @@
+// The report for a person: an aligned table, readable endpoints, big numbers
+// with separators, and the bound that qualifies every estimate.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <iterator>
+#include <stdexcept>
+#include <string>
+
+#include "reports/report_writer.hpp"
+
+namespace flowsketch::reports {
+
+namespace {
+
+std::string with_separators(std::uint64_t value) {
+    std::string digits = std::to_string(value);
+    std::string out;
+    out.reserve(digits.size() + digits.size() / 3);
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
+        out.push_back(digits[i]);
+    }
+    return out;
+}
+
+std::string utc_time(double unix_seconds) {
+    const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
+    const auto millis = static_cast<int>((unix_seconds - std::floor(unix_seconds)) * 1000.0);
+    std::tm tm{};
+    gmtime_r(&whole, &tm);
+    char buffer[32];
+    std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", &tm);
+    return fmt::format("{}.{:03d}", buffer, std::min(millis, 999));
+}
+
+std::string endpoint(const core::FlowKey& key, bool source) {
+    const std::string address = core::format_address(key, source);
+    const std::uint16_t port = source ? key.src_port : key.dst_port;
+    const bool has_ports = key.src_port != 0 || key.dst_port != 0;
+    if (!has_ports) return address;
+    if (key.family == core::AddressFamily::ipv6) return fmt::format("[{}]:{}", address, port);
+    return fmt::format("{}:{}", address, port);
+}
+
+void append_table(std::string& text, const char* title, const char* unit,
+                  const std::vector<core::HeavyHitter>& flows, std::uint64_t total, double epsilon) {
+    auto out = std::back_inserter(text);
+    fmt::format_to(out, "\n  Top flows by {} (N = {}, ε·N = {:.1f})\n", title, with_separators(total),
+                   epsilon * static_cast<double>(total));
+    if (flows.empty()) {
+        fmt::format_to(out, "    (none)\n");
+        return;
+    }
+    std::size_t src_width = 6, dst_width = 11;
+    for (const auto& flow : flows) {
+        src_width = std::max(src_width, endpoint(flow.key, true).size());
+        dst_width = std::max(dst_width, endpoint(flow.key, false).size());
+    }
+    fmt::format_to(out, "    {:>3}  {:<7} {:<{}}    {:<{}}  {:>15}  {:>15}  {:>6}\n", "#", "proto",
+                   "source", src_width, "destination", dst_width, unit, "lower bound", "share");
+    int rank = 1;
+    for (const auto& flow : flows) {
+        const double share =
+            total == 0 ? 0.0 : 100.0 * static_cast<double>(flow.estimate) / static_cast<double>(total);
+        fmt::format_to(out, "    {:>3}  {:<7} {:<{}} -> {:<{}}  {:>15}  {:>15}  {:>5.1f}%\n", rank++,
+                       protocol_name(flow.key.protocol), endpoint(flow.key, true), src_width,
+                       endpoint(flow.key, false), dst_width, with_separators(flow.estimate),
+                       with_separators(flow.lower), share);
+    }
+}
+
+class TextWriter final : public ReportWriter {
+public:
+    explicit TextWriter(std::FILE* out) : out_(out) {}
+    void write(const Report& report) override {
+        const std::string text = to_text(report);
+        if (std::fwrite(text.data(), 1, text.size(), out_) != text.size() || std::fflush(out_) != 0) {
+            throw std::runtime_error("cannot write report");
+        }
+    }
+
+private:
+    std::FILE* out_;
+};
+
+}  // namespace
+
+std::string to_text(const Report& report) {
+    std::string text;
+    auto out = std::back_inserter(text);
+    const char* title = report.kind == ReportKind::interval ? "interval" : "final report";
+    fmt::format_to(out, "== flowsketch {}: {} -> {} UTC ({:.3f} s)\n", title, utc_time(report.start),
+                   utc_time(report.end), report.end - report.start);
+    fmt::format_to(out, "  frames {}   IP packets {}   bytes {}\n", with_separators(report.frames),
+                   with_separators(report.packets), with_separators(report.bytes));
+    std::string skipped;
+    for (const auto& skip : report.skipped) {
+        if (skip.count == 0) continue;
+        skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", skip.reason,
+                               with_separators(skip.count));
+    }
+    fmt::format_to(out, "  skipped: {}\n", skipped.empty() ? "none" : skipped);
+    const auto& s = report.sketch;
+    fmt::format_to(out,
+                   "  Count-Min {}{}: width {} x depth {}, {} KiB; ε = {:.4g}, δ = {:.3g}: every "
+                   "true count lies in [lower bound, estimate] with probability ≥ {:.4f}%\n",
+                   s.variant, s.conservative_update ? " (conservative update)" : "",
+                   with_separators(s.width), s.depth, with_separators(s.memory_bytes / 1024),
+                   s.epsilon, s.delta, 100.0 * (1.0 - s.delta));
+    append_table(text, "packets", "packets", report.top_packets, report.packets, s.epsilon);
+    append_table(text, "bytes", "bytes", report.top_bytes, report.bytes, s.epsilon);
+    for (const auto& warning : report.warnings) fmt::format_to(out, "  warning: {}\n", warning);
+    text.push_back('\n');
+    return text;
+}
+
+ReportFormat parse_report_format(std::string_view name) {
+    if (name == "text") return ReportFormat::text;
+    if (name == "json") return ReportFormat::json;
+    throw std::invalid_argument("unknown report format '" + std::string(name) + "'");
+}
+
+std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, std::FILE* out) {
+    if (format == ReportFormat::json) return make_json_lines_writer(out);
+    return make_text_writer(out);
+}
+
+std::unique_ptr<ReportWriter> make_text_writer(std::FILE* out) {
+    return std::make_unique<TextWriter>(out);
+}
+
+}  // namespace flowsketch::reports
