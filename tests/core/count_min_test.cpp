@@ -1,0 +1,264 @@
+#include "core/count_min.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <vector>
+
+#include "core/random.hpp"
+#include "test_keys.hpp"
+
+namespace flowsketch::core {
+namespace {
+
+using testing::key_hash;
+
+// A Zipf(s) stream over `universe` keys by inverse CDF; exact truth alongside.
+struct ZipfStream {
+    std::vector<std::uint64_t> updates;  // key ids
+    std::vector<std::uint64_t> truth;    // count per key id
+};
+
+ZipfStream zipf_stream(std::uint64_t universe, double s, std::uint64_t length, std::uint64_t seed) {
+    std::vector<double> cdf(universe);
+    double sum = 0;
+    for (std::uint64_t i = 0; i < universe; ++i) {
+        sum += std::pow(static_cast<double>(i + 1), -s);
+        cdf[i] = sum;
+    }
+    ZipfStream out;
+    out.truth.assign(universe, 0);
+    Xoshiro256 rng(seed);
+    for (std::uint64_t t = 0; t < length; ++t) {
+        const double u = rng.uniform() * sum;
+        const auto it = std::upper_bound(cdf.begin(), cdf.end(), u);
+        const auto key = static_cast<std::uint64_t>(std::min<std::ptrdiff_t>(
+            it - cdf.begin(), static_cast<std::ptrdiff_t>(universe - 1)));
+        out.updates.push_back(key);
+        ++out.truth[key];
+    }
+    return out;
+}
+
+CountMinParams params_of(CountMinVariant variant, std::uint32_t width, std::uint32_t depth,
+                         std::uint64_t seed, bool conservative = false, std::uint32_t lanes = 1) {
+    CountMinParams p;
+    p.variant = variant;
+    p.width = width;
+    p.depth = depth;
+    p.seed = seed;
+    p.conservative_update = conservative;
+    p.lanes = lanes;
+    return p;
+}
+
+TEST(CountMinParams, ForErrorSizing) {
+    const auto standard = CountMinParams::for_error(0.01, 0.01, CountMinVariant::standard);
+    EXPECT_EQ(standard.width, 272u);  // ⌈e/0.01⌉
+    EXPECT_EQ(standard.depth, 5u);    // ⌈ln 100⌉
+    EXPECT_NEAR(standard.delta(), std::exp(-5.0), 1e-15);
+
+    // KM: w = smallest prime ≥ 2e/ε = 543.66 → 547; d smallest with
+    // 2/(εw²) + (2/(εw))^d ≤ δ: (0.3656)^5 + 6.7e-4 = 0.0073 (d = 4: 0.0185).
+    const auto km = CountMinParams::for_error(0.01, 0.01, CountMinVariant::kirsch_mitzenmacher);
+    EXPECT_EQ(km.width, 547u);
+    EXPECT_EQ(km.depth, 5u);
+    EXPECT_LE(km.delta(), 0.01);
+    EXPECT_LE(km.epsilon(), 0.01);
+    EXPECT_NEAR(kirsch_mitzenmacher_delta(0.01, 547, 5),
+                2 / (0.01 * 547.0 * 547.0) + std::pow(2 / (0.01 * 547.0), 5), 1e-15);
+
+    EXPECT_THROW(CountMinParams::for_error(0.0, 0.1, CountMinVariant::standard),
+                 std::invalid_argument);
+    EXPECT_THROW(CountMinParams::for_error(0.1, 1.0, CountMinVariant::standard),
+                 std::invalid_argument);
+}
+
+TEST(CountMinParams, NextPrime) {
+    EXPECT_EQ(next_prime(0), 2u);
+    EXPECT_EQ(next_prime(2), 2u);
+    EXPECT_EQ(next_prime(544), 547u);
+    EXPECT_EQ(next_prime(7919), 7919u);
+    EXPECT_EQ(next_prime(7920), 7927u);
+}
+
+TEST(CountMinSketch, RejectsBadParameters) {
+    EXPECT_THROW(CountMinSketch(params_of(CountMinVariant::standard, 1, 3, 0)),
+                 std::invalid_argument);
+    EXPECT_THROW(CountMinSketch(params_of(CountMinVariant::standard, 100, 0, 0)),
+                 std::invalid_argument);
+    EXPECT_THROW(CountMinSketch(params_of(CountMinVariant::kirsch_mitzenmacher, 100, 3, 0)),
+                 std::invalid_argument)
+        << "KM needs a prime width";
+    EXPECT_THROW(CountMinSketch(params_of(CountMinVariant::standard, 100, 3, 0, false, 9)),
+                 std::invalid_argument);
+}
+
+TEST(CountMinSketch, KirschMitzenmacherRowFormula) {
+    // g_j = (h1 + j·h2) mod w with w prime (KM §9.2), checked through column().
+    const CountMinSketch sketch(params_of(CountMinVariant::kirsch_mitzenmacher, 547, 6, 9));
+    for (std::uint64_t i = 0; i < 500; ++i) {
+        const Hash128 h = key_hash(i);
+        for (std::uint32_t j = 0; j < 6; ++j) {
+            const std::uint64_t expected = (h.h1 % 547 + j * (h.h2 % 547)) % 547;  // < 2^13
+            ASSERT_EQ(sketch.column(h, j), expected);
+        }
+    }
+}
+
+TEST(CountMinSketch, StandardRowsAreInRangeAndDiffer) {
+    const CountMinSketch sketch(params_of(CountMinVariant::standard, 272, 5, 9));
+    int same_as_row0 = 0;
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+        const Hash128 h = key_hash(i);
+        for (std::uint32_t j = 0; j < 5; ++j) ASSERT_LT(sketch.column(h, j), 272u);
+        same_as_row0 += sketch.column(h, 0) == sketch.column(h, 1) ? 1 : 0;
+    }
+    // Independent rows agree with probability 1/272: ≈ 3.7 of 1000; 20 is > 8 sd.
+    EXPECT_LT(same_as_row0, 20);
+}
+
+class CountMinGuarantee : public ::testing::TestWithParam<CountMinVariant> {};
+
+TEST_P(CountMinGuarantee, NeverUnderestimatesAndMeetsEpsilonDelta) {
+    // Zipf(1.1) stream, 5000 keys, N = 100 000; ε = 0.01, δ = 0.1 by for_error.
+    // Per key, P(error > εN) ≤ δ over the hashing. The failure share F of one
+    // sketch has E[F] ≤ δ; over 6 seeds we require mean(F) ≤ δ + 3·sd(F)/√6,
+    // sd taken from the seeds themselves. Separately: estimate ≥ truth always.
+    const double epsilon = 0.01;
+    const double delta = 0.1;
+    const auto stream = zipf_stream(5000, 1.1, 100000, 77);
+    const double n_total = static_cast<double>(stream.updates.size());
+    std::vector<double> shares;
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+        CountMinParams p = CountMinParams::for_error(epsilon, delta, GetParam());
+        p.seed = seed;
+        CountMinSketch sketch(p);
+        for (const std::uint64_t key : stream.updates) sketch.update(key_hash(key, seed), 1);
+        ASSERT_EQ(sketch.total(), stream.updates.size());
+        std::uint64_t failures = 0;
+        std::uint64_t queried = 0;
+        for (std::uint64_t key = 0; key < stream.truth.size(); ++key) {
+            const std::uint64_t est = sketch.estimate(key_hash(key, seed));
+            ASSERT_GE(est, stream.truth[key]) << "Count-Min never underestimates";
+            ASSERT_LE(sketch.lower_bound(est), std::max(est, stream.truth[key]));
+            failures += static_cast<double>(est - stream.truth[key]) > p.epsilon() * n_total;
+            ++queried;
+        }
+        shares.push_back(static_cast<double>(failures) / static_cast<double>(queried));
+    }
+    double mean = 0;
+    for (const double s : shares) mean += s / 6;
+    double var = 0;
+    for (const double s : shares) var += (s - mean) * (s - mean) / 5;
+    EXPECT_LE(mean, delta + 3 * std::sqrt(var / 6)) << "share of keys with error > εN";
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, CountMinGuarantee,
+                         ::testing::Values(CountMinVariant::standard,
+                                           CountMinVariant::kirsch_mitzenmacher));
+
+TEST(CountMinSketch, ConservativeUpdateNeverUnderestimatesAndNeverExceedsPlain) {
+    const auto stream = zipf_stream(3000, 1.0, 50000, 5);
+    for (const auto variant : {CountMinVariant::standard, CountMinVariant::kirsch_mitzenmacher}) {
+        CountMinSketch plain(params_of(variant, 211, 4, 3, false));
+        CountMinSketch conservative(params_of(variant, 211, 4, 3, true));
+        for (const std::uint64_t key : stream.updates) {
+            plain.update(key_hash(key), 1);
+            conservative.update(key_hash(key), 1);
+        }
+        for (std::uint64_t key = 0; key < stream.truth.size(); ++key) {
+            const auto c = conservative.estimate(key_hash(key));
+            ASSERT_GE(c, stream.truth[key]);
+            ASSERT_LE(c, plain.estimate(key_hash(key)));
+        }
+    }
+}
+
+TEST(CountMinSketch, MergeIsExact) {
+    const auto stream = zipf_stream(2000, 1.0, 20000, 6);
+    for (const auto variant : {CountMinVariant::standard, CountMinVariant::kirsch_mitzenmacher}) {
+        const auto p = params_of(variant, 101, 4, 8, false, 2);
+        CountMinSketch a(p);
+        CountMinSketch b(p);
+        CountMinSketch whole(p);
+        for (std::size_t t = 0; t < stream.updates.size(); ++t) {
+            const std::uint64_t w[2] = {1, stream.updates[t] % 7 + 40};
+            (t % 3 == 0 ? a : b).update(key_hash(stream.updates[t]), w);
+            whole.update(key_hash(stream.updates[t]), w);
+        }
+        a.merge(b);
+        EXPECT_TRUE(std::equal(a.counters().begin(), a.counters().end(),
+                               whole.counters().begin()));
+        EXPECT_EQ(a.total(0), whole.total(0));
+        EXPECT_EQ(a.total(1), whole.total(1));
+    }
+}
+
+TEST(CountMinSketch, MergeRejectsMismatchesAndSelf) {
+    const auto base = params_of(CountMinVariant::kirsch_mitzenmacher, 101, 4, 8);
+    CountMinSketch a(base);
+    EXPECT_THROW(a.merge(a), std::invalid_argument);
+    auto other = base;
+    other.width = 103;
+    EXPECT_THROW(a.merge(CountMinSketch(other)), std::invalid_argument);
+    other = base;
+    other.depth = 5;
+    EXPECT_THROW(a.merge(CountMinSketch(other)), std::invalid_argument);
+    other = base;
+    other.seed = 9;
+    EXPECT_THROW(a.merge(CountMinSketch(other)), std::invalid_argument);
+    other = base;
+    other.lanes = 2;
+    EXPECT_THROW(a.merge(CountMinSketch(other)), std::invalid_argument);
+    other = base;
+    other.variant = CountMinVariant::standard;
+    EXPECT_THROW(a.merge(CountMinSketch(other)), std::invalid_argument);
+    other = base;
+    other.conservative_update = true;
+    EXPECT_THROW(a.merge(CountMinSketch(other)), std::invalid_argument);
+}
+
+TEST(CountMinSketch, LanesAreIndependent) {
+    // A 2-lane sketch answers exactly as two 1-lane sketches with the same hashing.
+    const auto stream = zipf_stream(1000, 1.0, 10000, 7);
+    for (const bool conservative : {false, true}) {
+        CountMinSketch two(params_of(CountMinVariant::kirsch_mitzenmacher, 97, 3, 4,
+                                     conservative, 2));
+        CountMinSketch packets(params_of(CountMinVariant::kirsch_mitzenmacher, 97, 3, 4,
+                                         conservative));
+        CountMinSketch bytes(params_of(CountMinVariant::kirsch_mitzenmacher, 97, 3, 4,
+                                       conservative));
+        for (const std::uint64_t key : stream.updates) {
+            const std::uint64_t size = 60 + key % 1400;
+            const std::uint64_t w[2] = {1, size};
+            two.update(key_hash(key), w);
+            packets.update(key_hash(key), 1);
+            bytes.update(key_hash(key), size);
+        }
+        for (std::uint64_t key = 0; key < 1000; ++key) {
+            ASSERT_EQ(two.estimate(key_hash(key), 0), packets.estimate(key_hash(key)));
+            ASSERT_EQ(two.estimate(key_hash(key), 1), bytes.estimate(key_hash(key)));
+        }
+        two.clear_lane(1);
+        EXPECT_EQ(two.total(1), 0u);
+        EXPECT_EQ(two.total(0), stream.updates.size());
+        EXPECT_EQ(two.estimate(key_hash(0), 0), packets.estimate(key_hash(0)));
+    }
+}
+
+TEST(CountMinSketch, LowerBoundIsEstimateMinusEpsilonN) {
+    CountMinSketch sketch(params_of(CountMinVariant::standard, 272, 3, 1));
+    for (std::uint64_t i = 0; i < 1000; ++i) sketch.update(key_hash(i % 10), 1);
+    const std::uint64_t est = sketch.estimate(key_hash(0));
+    const double slack = std::numbers::e / 272 * 1000;
+    EXPECT_EQ(sketch.lower_bound(est),
+              static_cast<std::uint64_t>(std::ceil(static_cast<double>(est) - slack)));
+    EXPECT_EQ(sketch.lower_bound(1), 0u);
+}
+
+}  // namespace
+}  // namespace flowsketch::core
