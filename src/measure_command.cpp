@@ -151,7 +151,8 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     auto options = std::make_shared<MeasureOptions>();
     app.add_option("-r,--read", options->files,
                    "Capture file to replay (pcap or pcapng; repeat: files form one stream in order)")
-        ->type_name("FILE");
+        ->type_name("FILE")
+        ->allow_extra_args(false);  // -r A tcp: "tcp" starts the filter, not a second file
     app.add_option("-c,--count", options->count, "Stop after COUNT frames (0: no limit)")
         ->type_name("COUNT");
     app.add_option("--interval", options->interval,

@@ -1,0 +1,95 @@
+// Bad input ends with one line on stderr naming what is wrong, and the exit
+// code says whose fault it is: 1 runtime (file), 2 usage (option, filter).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.hpp"
+
+namespace flowsketch::testing {
+namespace {
+
+void expect_one_line_naming(const RunResult& run, const std::string& name) {
+    EXPECT_EQ(lines_of(run.err).size(), 1u) << run.err;
+    EXPECT_NE(run.err.find(name), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "") << "no report before the error";
+}
+
+TEST(CliErrors, MissingFileIsRuntimeError) {
+    const RunResult run = run_flowsketch("-r /nonexistent/capture.pcap");
+    EXPECT_EQ(run.exit_code, 1);
+    expect_one_line_naming(run, "/nonexistent/capture.pcap");
+}
+
+TEST(CliErrors, FileThatIsNotACaptureIsRuntimeError) {
+    const std::string path = pcap_path("SOURCES.md");
+    const RunResult run = run_flowsketch("-r " + path);
+    EXPECT_EQ(run.exit_code, 1);
+    expect_one_line_naming(run, "SOURCES.md");
+}
+
+TEST(CliErrors, BadFilterIsUsageErrorNamingTheExpression) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " tcp port bogus");
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "tcp port bogus");
+}
+
+TEST(CliErrors, BadOptionValueIsUsageError) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --epsilon 3");
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "epsilon");
+}
+
+TEST(CliErrors, UnknownFormatIsUsageError) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --format xml");
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "format");
+}
+
+TEST(CliErrors, NoInputIsUsageError) {
+    const RunResult run = run_flowsketch("--interval 5");
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "-r");
+}
+
+TEST(CliErrors, BadFileAmongGoodOnesFailsBeforeAnyReport) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") +
+                                         " -r /nonexistent.pcap --format json");
+    EXPECT_EQ(run.exit_code, 1);
+    expect_one_line_naming(run, "/nonexistent.pcap");
+}
+
+// A capture cut mid-record: every packet before the cut is counted, the
+// report says the file was truncated, stderr warns, exit code 0.
+TEST(CliErrors, TruncatedFileKeepsPacketsBeforeTheCut) {
+    const std::string original = read_file(pcap_path("suricata-verify-output-eve-ftp-data.pcap"));
+    // Walk the classic pcap records (little-endian file) to find a cut point
+    // in the middle of a record and the number of whole records before it.
+    std::size_t offset = 24;
+    std::uint64_t whole_records = 0;
+    while (offset + 16 <= original.size() && offset < original.size() / 2) {
+        std::uint32_t caplen = 0;
+        std::memcpy(&caplen, original.data() + offset + 8, 4);
+        offset += 16 + caplen;
+        ++whole_records;
+    }
+    const std::size_t cut = offset + 16 + 5;  // 5 bytes into the next record's data
+    const std::string path = tmp_path("cut-mid-record.pcap");
+    std::ofstream(path, std::ios::binary) << original.substr(0, cut);
+
+    const RunResult run = run_flowsketch("-r " + path + " --interval 0 --format json");
+    EXPECT_EQ(run.exit_code, 0);
+    EXPECT_NE(run.err.find("truncated"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find(path), std::string::npos) << run.err;
+    const auto lines = lines_of(run.out);
+    ASSERT_EQ(lines.size(), 1u);
+    const auto report = nlohmann::json::parse(lines.back());
+    EXPECT_EQ(report.at("frames").get<std::uint64_t>(), whole_records);
+    EXPECT_TRUE(report.at("truncated").get<bool>());
+    EXPECT_EQ(report.at("warnings").size(), 1u);
+}
+
+}  // namespace
+}  // namespace flowsketch::testing

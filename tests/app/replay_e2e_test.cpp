@@ -1,0 +1,178 @@
+// End-to-end: the flowsketch binary on the sample captures, checked against
+// truth computed independently of our decoder (tshark; pcaps/*.truth.tsv).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/test_support.hpp"
+
+namespace flowsketch::testing {
+namespace {
+
+using nlohmann::json;
+
+struct Capture {
+    const char* file;
+    std::uint64_t flows;  // from pcaps/SOURCES.md
+};
+
+const Capture captures[] = {
+    {"pcapplusplus-sll.pcap", 27},
+    {"suricata-verify-output-eve-ftp-data.pcap", 255},
+    {"zeek-mixed-vlan-mpls.pcap", 5},
+    {"pcapplusplus-ipv6.pcapng", 26},
+    {"pcapplusplus-ip4_fragments.pcap", 3},
+};
+
+json final_report(const RunResult& run) {
+    const auto lines = lines_of(run.out);
+    EXPECT_FALSE(lines.empty());
+    if (lines.empty()) return json::object();
+    const json report = json::parse(lines.back());
+    EXPECT_EQ(report.at("kind"), "final");
+    return report;
+}
+
+TruthKey key_of(const json& flow) {
+    return TruthKey{flow.at("proto").get<int>(), flow.at("src").get<std::string>(),
+                    flow.at("dst").get<std::string>(), flow.at("sport").get<int>(),
+                    flow.at("dport").get<int>()};
+}
+
+void PrintTo(const Capture& capture, std::ostream* out) { *out << capture.file; }
+
+class SampleCapture : public ::testing::TestWithParam<Capture> {};
+
+// Totals are exact (they are plain counters); with --top above the number of
+// flows every flow is reported, so the reported flow set must equal tshark's,
+// and each flow's true count must lie in [lower, estimate].
+TEST_P(SampleCapture, MatchesIndependentTruth) {
+    const Capture& capture = GetParam();
+    const Truth truth = read_truth(pcap_path(std::string(capture.file) + ".truth.tsv"));
+    ASSERT_EQ(truth.flows.size(), capture.flows);
+
+    const RunResult run = run_flowsketch("-r " + pcap_path(capture.file) +
+                                         " --interval 0 --format json --top 1000");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(run.err, "");
+    const json report = final_report(run);
+    EXPECT_EQ(report.at("frames").get<std::uint64_t>(), truth.totals.at("frames"));
+    EXPECT_EQ(report.at("packets").get<std::uint64_t>(), truth.totals.at("ip_packets"));
+    EXPECT_EQ(report.at("bytes").get<std::uint64_t>(), truth.totals.at("ip_bytes"));
+    std::uint64_t skipped = 0;
+    for (const auto& [reason, count] : report.at("skipped").items()) skipped += count.get<std::uint64_t>();
+    EXPECT_EQ(report.at("frames").get<std::uint64_t>(), report.at("packets").get<std::uint64_t>() + skipped);
+    EXPECT_FALSE(report.at("truncated").get<bool>());
+
+    for (const char* ranking : {"top_packets", "top_bytes"}) {
+        const bool by_packets = std::string(ranking) == "top_packets";
+        const json& flows = report.at(ranking);
+        ASSERT_EQ(flows.size(), truth.flows.size()) << ranking;
+        std::uint64_t previous = UINT64_MAX;
+        for (const auto& flow : flows) {
+            const auto it = truth.flows.find(key_of(flow));
+            ASSERT_NE(it, truth.flows.end()) << "flow not in truth: " << flow.dump();
+            const std::uint64_t true_count = by_packets ? it->second.packets : it->second.bytes;
+            const auto estimate = flow.at("estimate").get<std::uint64_t>();
+            const auto lower = flow.at("lower").get<std::uint64_t>();
+            EXPECT_LE(lower, true_count) << flow.dump();
+            EXPECT_GE(estimate, true_count) << flow.dump();
+            EXPECT_LE(estimate, previous) << "not sorted largest first";
+            previous = estimate;
+        }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Pcaps, SampleCapture, ::testing::ValuesIn(captures),
+                         [](const auto& param_info) {
+                             std::string name = param_info.param.file;
+                             for (char& c : name) {
+                                 if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                             }
+                             return name;
+                         });
+
+TEST(Replay, FilesFormOneStreamInOrder) {
+    const std::string a = pcap_path("zeek-mixed-vlan-mpls.pcap");
+    const std::string b = pcap_path("pcapplusplus-ipv6.pcapng");
+    const RunResult run = run_flowsketch("-r " + a + " -r " + b + " --interval 0 --format json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json report = final_report(run);
+    const Truth ta = read_truth(a + ".truth.tsv");
+    const Truth tb = read_truth(b + ".truth.tsv");
+    EXPECT_EQ(report.at("frames").get<std::uint64_t>(), ta.totals.at("frames") + tb.totals.at("frames"));
+    EXPECT_EQ(report.at("packets").get<std::uint64_t>(),
+              ta.totals.at("ip_packets") + tb.totals.at("ip_packets"));
+}
+
+// The trailing expression is a BPF filter: only TCP frames are read.
+TEST(Replay, TrailingBpfExpressionFilters) {
+    const std::string file = pcap_path("suricata-verify-output-eve-ftp-data.pcap");
+    const Truth truth = read_truth(file + ".truth.tsv");
+    std::uint64_t tcp_packets = 0;
+    for (const auto& [key, flow] : truth.flows) {
+        if (std::get<0>(key) == 6) tcp_packets += flow.packets;
+    }
+    ASSERT_GT(tcp_packets, 0u);
+    const RunResult run = run_flowsketch("-r " + file + " --interval 0 --format json --top 3 tcp");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const json report = final_report(run);
+    EXPECT_EQ(report.at("packets").get<std::uint64_t>(), tcp_packets);
+    EXPECT_EQ(report.at("frames").get<std::uint64_t>(), tcp_packets);
+    EXPECT_EQ(report.at("top_packets").size(), 3u);
+    for (const auto& flow : report.at("top_packets")) EXPECT_EQ(flow.at("proto"), 6);
+}
+
+TEST(Replay, CountStopsAfterCountFrames) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") +
+                                         " -c 100 --interval 0 --format json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_EQ(final_report(run).at("frames").get<std::uint64_t>(), 100u);
+}
+
+// Interval reports partition the run: their sums equal the final report, and
+// each interval is one aligned multiple of the interval length.
+TEST(Replay, IntervalReportsPartitionTheRun) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("suricata-verify-output-eve-ftp-data.pcap") +
+                                         " --interval 10 --format json");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const auto lines = lines_of(run.out);
+    ASSERT_GE(lines.size(), 3u);
+    std::uint64_t frames = 0, packets = 0, bytes = 0;
+    double previous_end = 0;
+    for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+        const json report = json::parse(lines[i]);
+        EXPECT_EQ(report.at("kind"), "interval");
+        const double start = report.at("start").get<double>();
+        const double end = report.at("end").get<double>();
+        EXPECT_NEAR(end - start, 10.0, 1e-6);
+        EXPECT_NEAR(std::fmod(start, 10.0), 0.0, 1e-6);
+        EXPECT_GE(start, previous_end);
+        previous_end = end;
+        frames += report.at("frames").get<std::uint64_t>();
+        packets += report.at("packets").get<std::uint64_t>();
+        bytes += report.at("bytes").get<std::uint64_t>();
+        for (const auto& flow : report.at("top_packets")) {
+            EXPECT_LE(flow.at("lower").get<std::uint64_t>(), flow.at("estimate").get<std::uint64_t>());
+        }
+    }
+    const json final = json::parse(lines.back());
+    EXPECT_EQ(final.at("kind"), "final");
+    EXPECT_EQ(final.at("frames").get<std::uint64_t>(), frames);
+    EXPECT_EQ(final.at("packets").get<std::uint64_t>(), packets);
+    EXPECT_EQ(final.at("bytes").get<std::uint64_t>(), bytes);
+}
+
+TEST(Replay, TextReportIsReadable) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("suricata-verify-output-eve-ftp-data.pcap") +
+                                         " --interval 0 --top 3");
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    EXPECT_NE(run.out.find("final report"), std::string::npos);
+    EXPECT_NE(run.out.find("IP packets 1,224"), std::string::npos);
+    EXPECT_NE(run.out.find("Top flows by packets"), std::string::npos);
+    EXPECT_NE(run.out.find("192.168.0.13:137"), std::string::npos);
+    EXPECT_NE(run.out.find("non_ip 126"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flowsketch::testing
