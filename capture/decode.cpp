@@ -2,9 +2,11 @@
 //
 // Every read goes through Reader, a cursor over (pointer, remaining length). A read
 // first compares its byte count with the remaining length (never `ptr + n > end`,
-// which can overflow), so nothing past the captured length is touched. Header
-// structs are never overlaid on packet bytes. Truncated (bytes missing) and invalid
-// (fields contradict each other) are separate reasons, as in tcpdump.
+// which can overflow), so nothing past the captured length is touched. Fixed-size
+// headers are taken whole with one such check into a Header<N>, whose fields are read
+// at offsets checked against N at compile time: one branch per header, not per field.
+// Header structs are never overlaid on packet bytes. Truncated (bytes missing) and
+// invalid (fields contradict each other) are separate reasons, as in tcpdump.
 //
 // A header is read as far as the last field the decoder uses or checks; bytes after
 // that (e.g. the rest of a TCP header) need not be captured.
@@ -15,12 +17,41 @@
 namespace flowsketch::capture {
 namespace {
 
+// N captured bytes, verified by Reader::take; field offsets are checked at compile time.
+template <std::size_t N>
+class Header {
+  public:
+    template <std::size_t Offset>
+    [[nodiscard]] std::uint8_t u8() const noexcept {
+        static_assert(Offset + 1 <= N, "field outside the header");
+        return data_[Offset];
+    }
+    template <std::size_t Offset>
+    [[nodiscard]] std::uint16_t be16() const noexcept {
+        static_assert(Offset + 2 <= N, "field outside the header");
+        return static_cast<std::uint16_t>((data_[Offset] << 8) | data_[Offset + 1]);
+    }
+    template <std::size_t Offset>
+    [[nodiscard]] std::uint32_t be32() const noexcept {
+        static_assert(Offset + 4 <= N, "field outside the header");
+        return (std::uint32_t{data_[Offset]} << 24) | (std::uint32_t{data_[Offset + 1]} << 16) |
+               (std::uint32_t{data_[Offset + 2]} << 8) | std::uint32_t{data_[Offset + 3]};
+    }
+    template <std::size_t Offset, std::size_t Count>
+    void copy(std::array<std::uint8_t, Count>& out) const noexcept {
+        static_assert(Offset + Count <= N, "field outside the header");
+        std::memcpy(out.data(), data_ + Offset, Count);
+    }
+
+  private:
+    friend class Reader;
+    const std::uint8_t* data_ = nullptr;
+};
+
 class Reader {
   public:
     Reader(const std::uint8_t* data, std::size_t length) noexcept
         : data_(data), remaining_(data == nullptr ? 0 : length) {}
-
-    [[nodiscard]] std::size_t remaining() const noexcept { return remaining_; }
 
     // Narrows the window to the first `length` bytes (if fewer remain, nothing
     // changes): the IP length bounds everything after the IP header.
@@ -28,9 +59,22 @@ class Reader {
         if (length < remaining_) remaining_ = length;
     }
 
+    // Takes the next N bytes as a header, or fails (and moves nothing) if fewer remain.
+    template <std::size_t N>
+    [[nodiscard]] bool take(Header<N>& header) noexcept {
+        if (remaining_ < N) return false;
+        header.data_ = data_;
+        data_ += N;
+        remaining_ -= N;
+        return true;
+    }
+
     [[nodiscard]] bool skip(std::size_t n) noexcept {
         if (remaining_ < n) return false;
-        advance(n);
+        if (n != 0) {  // never offsets a null pointer (empty input)
+            data_ += n;
+            remaining_ -= n;
+        }
         return true;
     }
 
@@ -40,42 +84,7 @@ class Reader {
         return true;
     }
 
-    [[nodiscard]] bool read_u8(std::uint8_t& value) noexcept {
-        if (!peek_u8(value)) return false;
-        advance(1);
-        return true;
-    }
-
-    [[nodiscard]] bool read_be16(std::uint16_t& value) noexcept {
-        if (remaining_ < 2) return false;
-        value = static_cast<std::uint16_t>((data_[0] << 8) | data_[1]);
-        advance(2);
-        return true;
-    }
-
-    [[nodiscard]] bool read_be32(std::uint32_t& value) noexcept {
-        if (remaining_ < 4) return false;
-        value = (std::uint32_t{data_[0]} << 24) | (std::uint32_t{data_[1]} << 16) |
-                (std::uint32_t{data_[2]} << 8) | std::uint32_t{data_[3]};
-        advance(4);
-        return true;
-    }
-
-    [[nodiscard]] bool read_bytes(std::array<std::uint8_t, 16>& out) noexcept {
-        if (remaining_ < out.size()) return false;
-        std::memcpy(out.data(), data_, out.size());
-        advance(out.size());
-        return true;
-    }
-
   private:
-    void advance(std::size_t n) noexcept {
-        // Callers have checked n <= remaining_; n == 0 never moves a null pointer.
-        if (n == 0) return;
-        data_ += n;
-        remaining_ -= n;
-    }
-
     const std::uint8_t* data_;
     std::size_t remaining_;
 };
@@ -111,67 +120,64 @@ SkipReason read_ports(Reader& r, std::uint8_t protocol, std::uint16_t& sport, st
                       std::uint8_t& tcp_flags) noexcept {
     switch (protocol) {
         case ip_proto::tcp: {
-            std::uint8_t offset_byte = 0;
-            // Ports, then sequence and acknowledgement numbers, then offset and flags.
-            if (!r.read_be16(sport) || !r.read_be16(dport) || !r.skip(8) ||
-                !r.read_u8(offset_byte) || !r.read_u8(tcp_flags)) {
-                return SkipReason::truncated_transport;
-            }
-            if ((offset_byte >> 4) < 5) return SkipReason::invalid_transport;
+            // Ports, sequence and acknowledgement numbers, data offset, flags.
+            Header<14> tcp;
+            if (!r.take(tcp)) return SkipReason::truncated_transport;
+            if ((tcp.u8<12>() >> 4) < 5) return SkipReason::invalid_transport;
+            sport = tcp.be16<0>();
+            dport = tcp.be16<2>();
+            tcp_flags = tcp.u8<13>();
             return SkipReason::none;
         }
         case ip_proto::udp: {
-            std::uint16_t udp_length = 0;
-            if (!r.read_be16(sport) || !r.read_be16(dport) || !r.read_be16(udp_length)) {
-                return SkipReason::truncated_transport;
-            }
+            // Ports and length (the checksum is not needed).
+            Header<6> udp;
+            if (!r.take(udp)) return SkipReason::truncated_transport;
             // 0 is legal: IPv6 jumbograms (RFC 2675) and offloaded segments carry it.
+            const std::uint16_t udp_length = udp.be16<4>();
             if (udp_length != 0 && udp_length < 8) return SkipReason::invalid_transport;
+            sport = udp.be16<0>();
+            dport = udp.be16<2>();
             return SkipReason::none;
         }
         case ip_proto::sctp:
         case ip_proto::udp_lite:
-        case ip_proto::dccp:
-            if (!r.read_be16(sport) || !r.read_be16(dport)) {
-                return SkipReason::truncated_transport;
-            }
+        case ip_proto::dccp: {
+            Header<4> ports;
+            if (!r.take(ports)) return SkipReason::truncated_transport;
+            sport = ports.be16<0>();
+            dport = ports.be16<2>();
             return SkipReason::none;
+        }
         default:
             return SkipReason::none;
     }
 }
 
 SkipReason decode_ipv4(Reader& r, DecodedPacket& out) noexcept {
-    std::uint8_t version_ihl = 0;
-    if (!r.read_u8(version_ihl)) return SkipReason::truncated_ip;
+    Header<20> ip;
+    if (!r.take(ip)) return SkipReason::truncated_ip;
+    const std::uint8_t version_ihl = ip.u8<0>();
     if ((version_ihl >> 4) != 4) return SkipReason::invalid_ip;
     const std::size_t header_length = std::size_t{version_ihl & 0x0Fu} * 4;
     if (header_length < 20) return SkipReason::invalid_ip;
+    if (!r.skip(header_length - 20)) return SkipReason::truncated_ip;  // options
 
-    std::uint16_t total_length = 0;
-    std::uint16_t fragment_field = 0;
-    std::uint8_t protocol = 0;
-    std::uint32_t src = 0;
-    std::uint32_t dst = 0;
-    // Type of service, total length, identification, flags and fragment offset, time to
-    // live, protocol, checksum, addresses, options.
-    if (!r.skip(1) || !r.read_be16(total_length) || !r.skip(2) || !r.read_be16(fragment_field) ||
-        !r.skip(1) || !r.read_u8(protocol) || !r.skip(2) || !r.read_be32(src) ||
-        !r.read_be32(dst) || !r.skip(header_length - 20)) {
-        return SkipReason::truncated_ip;
-    }
     // Total length 0 is what TSO/LRO offload leaves in captured packets: keep the
     // captured window. Otherwise the window ends with the datagram, so link-layer
     // padding is never read as transport bytes.
+    const std::uint16_t total_length = ip.be16<2>();
     if (total_length != 0) {
         if (total_length < header_length) return SkipReason::invalid_ip;
         r.clamp(total_length - header_length);
     }
 
+    const std::uint16_t fragment_field = ip.be16<6>();
     const std::uint16_t fragment_offset = fragment_field & 0x1FFFu;
     const bool more_fragments = (fragment_field & 0x2000u) != 0;
     out.is_fragment = fragment_offset != 0 || more_fragments;
 
+    const std::uint8_t protocol = ip.u8<9>();
     std::uint16_t sport = 0;
     std::uint16_t dport = 0;
     // Only the first fragment carries the transport header.
@@ -179,30 +185,20 @@ SkipReason decode_ipv4(Reader& r, DecodedPacket& out) noexcept {
         const SkipReason reason = read_ports(r, protocol, sport, dport, out.tcp_flags);
         if (reason != SkipReason::none) return reason;
     }
-    out.key = core::FlowKey::ipv4(src, dst, sport, dport, protocol);
+    out.key = core::FlowKey::ipv4(ip.be32<12>(), ip.be32<16>(), sport, dport, protocol);
     return SkipReason::none;
 }
 
 SkipReason decode_ipv6(Reader& r, DecodedPacket& out, const DecodeLimits& limits) noexcept {
-    std::uint8_t version = 0;
-    if (!r.peek_u8(version)) return SkipReason::truncated_ip;
-    if ((version >> 4) != 6) return SkipReason::invalid_ip;
-
-    std::uint16_t payload_length = 0;
-    std::uint8_t next_header = 0;
-    std::array<std::uint8_t, 16> src{};
-    std::array<std::uint8_t, 16> dst{};
-    // Version, traffic class and flow label, payload length, next header, hop limit, addresses.
-    if (!r.skip(4) || !r.read_be16(payload_length) || !r.read_u8(next_header) || !r.skip(1) ||
-        !r.read_bytes(src) || !r.read_bytes(dst)) {
-        return SkipReason::truncated_ip;
-    }
+    Header<40> ip;
+    if (!r.take(ip)) return SkipReason::truncated_ip;
+    if ((ip.u8<0>() >> 4) != 6) return SkipReason::invalid_ip;
     // 0 means a jumbogram (length in a hop-by-hop option) or offload: keep the
     // captured window, as for IPv4.
+    const std::uint16_t payload_length = ip.be16<4>();
     if (payload_length != 0) r.clamp(payload_length);
 
-    std::uint16_t sport = 0;
-    std::uint16_t dport = 0;
+    std::uint8_t next_header = ip.u8<6>();
     bool later_fragment = false;
     for (unsigned extension_headers = 0;; ++extension_headers) {
         const std::uint8_t header = next_header;
@@ -214,29 +210,38 @@ SkipReason decode_ipv6(Reader& r, DecodedPacket& out, const DecodeLimits& limits
         if (extension_headers == limits.max_ipv6_extension_headers) {
             return SkipReason::ipv6_extension_limit;
         }
-        std::uint8_t length = 0;
-        if (!r.read_u8(next_header) || !r.read_u8(length)) return SkipReason::truncated_ip;
         if (header == ip_proto::fragment) {
-            // Fixed 8 bytes; `length` was the reserved byte.
-            std::uint16_t offset_flags = 0;
-            if (!r.read_be16(offset_flags) || !r.skip(4)) return SkipReason::truncated_ip;
+            // Next header, reserved, offset and flags, identification.
+            Header<8> fragment;
+            if (!r.take(fragment)) return SkipReason::truncated_ip;
+            next_header = fragment.u8<0>();
             out.is_fragment = true;
-            if ((offset_flags >> 3) != 0) {
+            if ((fragment.be16<2>() >> 3) != 0) {
                 later_fragment = true;  // no transport header here: key by protocol only
                 break;
             }
             continue;
         }
+        Header<2> ext;  // next header, length
+        if (!r.take(ext)) return SkipReason::truncated_ip;
+        next_header = ext.u8<0>();
+        const std::size_t length = ext.u8<1>();
         // AH counts 4-byte units minus 2 (RFC 4302); the others 8-byte units minus 1.
-        const std::size_t header_bytes = header == ip_proto::auth ? (std::size_t{length} + 2) * 4
-                                                                  : (std::size_t{length} + 1) * 8;
+        const std::size_t header_bytes =
+            header == ip_proto::auth ? (length + 2) * 4 : (length + 1) * 8;
         if (!r.skip(header_bytes - 2)) return SkipReason::truncated_ip;
     }
 
+    std::uint16_t sport = 0;
+    std::uint16_t dport = 0;
     if (!later_fragment) {
         const SkipReason reason = read_ports(r, next_header, sport, dport, out.tcp_flags);
         if (reason != SkipReason::none) return reason;
     }
+    std::array<std::uint8_t, 16> src;
+    std::array<std::uint8_t, 16> dst;
+    ip.copy<8>(src);
+    ip.copy<24>(dst);
     out.key = core::FlowKey::ipv6(src, dst, sport, dport, next_header);
     return SkipReason::none;
 }
@@ -265,8 +270,9 @@ SkipReason decode_ethertype(Reader& r, std::uint16_t type, DecodedPacket& out,
             break;
         }
         if (tags == limits.max_vlan_tags) return SkipReason::link_limit;
-        // Tag control information, then the inner type.
-        if (!r.skip(2) || !r.read_be16(type)) return SkipReason::truncated_link;
+        Header<4> tag;  // tag control information, inner type
+        if (!r.take(tag)) return SkipReason::truncated_link;
+        type = tag.be16<2>();
     }
 
     switch (type) {
@@ -278,17 +284,18 @@ SkipReason decode_ethertype(Reader& r, std::uint16_t type, DecodedPacket& out,
         case ethertype::mpls_multicast:
             for (unsigned labels = 0;; ++labels) {
                 if (labels == limits.max_mpls_labels) return SkipReason::link_limit;
-                std::uint32_t entry = 0;
-                if (!r.read_be32(entry)) return SkipReason::truncated_link;
-                if ((entry & 0x100u) != 0) break;  // bottom of stack
+                Header<4> entry;
+                if (!r.take(entry)) return SkipReason::truncated_link;
+                if ((entry.u8<2>() & 0x01u) != 0) break;  // bottom of stack
             }
             // No payload type in MPLS: guess by the version nibble; a pseudowire
             // (Ethernet, control word) is not keyed.
             return decode_ip_by_version(r, out, limits, SkipReason::non_ip);
         case ethertype::pppoe_session: {
-            // Version/type, code, session id, length; then the PPP protocol.
-            std::uint16_t ppp_protocol = 0;
-            if (!r.skip(6) || !r.read_be16(ppp_protocol)) return SkipReason::truncated_link;
+            // Version/type, code, session id, length, then the PPP protocol.
+            Header<8> pppoe;
+            if (!r.take(pppoe)) return SkipReason::truncated_link;
+            const std::uint16_t ppp_protocol = pppoe.be16<6>();
             if (ppp_protocol == 0x0021) return decode_ipv4(r, out);
             if (ppp_protocol == 0x0057) return decode_ipv6(r, out, limits);
             return SkipReason::non_ip;
@@ -358,37 +365,45 @@ SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t cap
     out.tcp_flags = 0;
     out.is_fragment = false;
     Reader r(data, captured_length);
-    std::uint16_t type = 0;
-    std::uint32_t family = 0;
     switch (link_type) {
-        case link_type::ethernet:
-            // Destination and source MAC, then the type.
-            if (!r.skip(12) || !r.read_be16(type)) return SkipReason::truncated_link;
-            return decode_ethertype(r, type, out, limits);
-        case link_type::linux_sll:
+        case link_type::ethernet: {
+            Header<14> ethernet;  // destination, source, type
+            if (!r.take(ethernet)) return SkipReason::truncated_link;
+            return decode_ethertype(r, ethernet.be16<12>(), out, limits);
+        }
+        case link_type::linux_sll: {
             // Packet type, ARPHRD type, address length, 8-byte address, protocol.
-            if (!r.skip(14) || !r.read_be16(type)) return SkipReason::truncated_link;
-            return decode_ethertype(r, type, out, limits);
-        case link_type::linux_sll2:
-            // Protocol, reserved, interface index, ARPHRD type, packet type,
-            // address length, 8-byte address.
-            if (!r.read_be16(type) || !r.skip(18)) return SkipReason::truncated_link;
-            return decode_ethertype(r, type, out, limits);
+            Header<16> sll;
+            if (!r.take(sll)) return SkipReason::truncated_link;
+            return decode_ethertype(r, sll.be16<14>(), out, limits);
+        }
+        case link_type::linux_sll2: {
+            // Protocol, reserved, interface index, ARPHRD type, packet type, address
+            // length, 8-byte address.
+            Header<20> sll2;
+            if (!r.take(sll2)) return SkipReason::truncated_link;
+            return decode_ethertype(r, sll2.be16<0>(), out, limits);
+        }
         case link_type::raw:
         case link_type::raw_openbsd:
         case link_type::raw_linktype:
         case link_type::ipv4:
         case link_type::ipv6:
             return decode_ip_by_version(r, out, limits, SkipReason::invalid_ip);
-        case link_type::null:
-            if (!r.read_be32(family)) return SkipReason::truncated_link;
+        case link_type::null: {
+            Header<4> family;
+            if (!r.take(family)) return SkipReason::truncated_link;
             // Host byte order of the capturing machine, unknown here: every valid
             // family is < 256, so whichever order gives a small value is the one.
-            if (family > 0xFFu) family = __builtin_bswap32(family);
-            return decode_address_family(r, family, out, limits);
-        case link_type::loop:
-            if (!r.read_be32(family)) return SkipReason::truncated_link;
-            return decode_address_family(r, family, out, limits);
+            std::uint32_t value = family.be32<0>();
+            if (value > 0xFFu) value = __builtin_bswap32(value);
+            return decode_address_family(r, value, out, limits);
+        }
+        case link_type::loop: {
+            Header<4> family;
+            if (!r.take(family)) return SkipReason::truncated_link;
+            return decode_address_family(r, family.be32<0>(), out, limits);
+        }
         default:
             return SkipReason::unsupported_link_type;
     }
