@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache_aligned.hpp"
 #include "core/hash.hpp"
 
 namespace flowsketch::core {
@@ -114,7 +115,7 @@ private:
     void columns(const Hash128& hash, std::uint32_t* out) const noexcept;
 
     CountMinParams params_;
-    std::vector<std::uint64_t> counters_;
+    CacheAlignedVector<std::uint64_t> counters_;
     std::vector<std::uint64_t> totals_;
     // Standard variant: per-row coefficients of the pairwise-independent family.
     std::vector<std::uint64_t> row_a_;
