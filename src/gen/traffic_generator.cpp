@@ -1,0 +1,613 @@
+#include "src/gen/traffic_generator.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "core/hash.hpp"
+
+namespace flowsketch::gen {
+
+namespace {
+
+__extension__ using Uint128 = unsigned __int128;
+
+constexpr std::uint64_t splitmix_gamma = 0x9e3779b97f4a7c15ULL;
+
+std::uint64_t splitmix_mix(std::uint64_t z) noexcept {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+
+/// Independent random streams per concern, derived from the one user seed.
+enum class Stream : std::uint64_t { flows = 1, popularity = 2, sizes = 3, arrivals = 4 };
+
+Rng stream_rng(std::uint64_t seed, Stream stream) noexcept {
+    // Mixing (not adding) keeps the streams' SplitMix sequences from overlapping.
+    return Rng(splitmix_mix(seed ^ splitmix_mix(static_cast<std::uint64_t>(stream))));
+}
+
+void put16(std::uint8_t* p, std::uint32_t v) noexcept {
+    p[0] = static_cast<std::uint8_t>(v >> 8);
+    p[1] = static_cast<std::uint8_t>(v);
+}
+
+void put32(std::uint8_t* p, std::uint32_t v) noexcept {
+    p[0] = static_cast<std::uint8_t>(v >> 24);
+    p[1] = static_cast<std::uint8_t>(v >> 16);
+    p[2] = static_cast<std::uint8_t>(v >> 8);
+    p[3] = static_cast<std::uint8_t>(v);
+}
+
+void put32_le(std::uint8_t* p, std::uint32_t v) noexcept {
+    p[0] = static_cast<std::uint8_t>(v);
+    p[1] = static_cast<std::uint8_t>(v >> 8);
+    p[2] = static_cast<std::uint8_t>(v >> 16);
+    p[3] = static_cast<std::uint8_t>(v >> 24);
+}
+
+void put16_le(std::uint8_t* p, std::uint32_t v) noexcept {
+    p[0] = static_cast<std::uint8_t>(v);
+    p[1] = static_cast<std::uint8_t>(v >> 8);
+}
+
+/// Ones'-complement sum of big-endian 16-bit words (even length), not yet folded.
+std::uint32_t sum16(const std::uint8_t* p, std::size_t n) noexcept {
+    std::uint32_t sum = 0;
+    for (std::size_t i = 0; i + 1 < n; i += 2) {
+        sum += static_cast<std::uint32_t>(p[i] << 8 | p[i + 1]);
+    }
+    return sum;
+}
+
+std::uint16_t fold_checksum(std::uint32_t sum) noexcept {
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum & 0xffff);
+}
+
+constexpr std::uint8_t proto_tcp = 6;
+constexpr std::uint8_t proto_udp = 17;
+
+// Locally administered unicast MACs: the link layer is not part of any key.
+constexpr std::array<std::uint8_t, 12> ethernet_macs = {0x02, 0x66, 0x73, 0x00, 0x00, 0x02,
+                                                        0x02, 0x66, 0x73, 0x00, 0x00, 0x01};
+
+// Common service ports, so half the flows look like real services.
+constexpr std::array<std::uint16_t, 12> service_ports = {80,  443, 53,   22,   25,   123,
+                                                         161, 993, 3306, 5432, 6379, 8080};
+
+std::uint32_t draw_ipv4(Rng& rng) {
+    // Uniform over 10.0.0.0/8 and 198.18.0.0/15 (benchmarking range, RFC 2544),
+    // skipping each prefix's all-zeros and all-ones host.
+    constexpr std::uint64_t ten_size = std::uint64_t{1} << 24;
+    constexpr std::uint64_t bench_size = std::uint64_t{1} << 17;
+    for (;;) {
+        const std::uint64_t i = rng.below(ten_size + bench_size);
+        const bool ten = i < ten_size;
+        const std::uint64_t host = ten ? i : i - ten_size;
+        const std::uint64_t size = ten ? ten_size : bench_size;
+        if (host == 0 || host == size - 1) continue;
+        const std::uint32_t base = ten ? 0x0a000000U : 0xc6120000U;
+        return base | static_cast<std::uint32_t>(host);
+    }
+}
+
+std::array<std::uint8_t, 16> draw_ipv6(Rng& rng) {
+    std::array<std::uint8_t, 16> a = {0x20, 0x01, 0x0d, 0xb8};  // 2001:db8::/32 (RFC 3849)
+    const std::uint64_t hi = rng.next();
+    const std::uint64_t lo = rng.next();
+    for (std::size_t i = 0; i < 4; ++i) a[4 + i] = static_cast<std::uint8_t>(hi >> (8 * i));
+    for (std::size_t i = 0; i < 8; ++i) a[8 + i] = static_cast<std::uint8_t>(lo >> (8 * i));
+    return a;
+}
+
+core::FlowKey draw_key(Rng& rng, bool ipv6, std::uint8_t proto) {
+    const auto sport = static_cast<std::uint16_t>(49152 + rng.below(16384));  // ephemeral
+    const bool service = rng.chance(0.5);
+    const std::uint64_t pick = rng.below(service ? service_ports.size() : 65535);
+    const std::uint16_t dport =
+        service ? service_ports[pick] : static_cast<std::uint16_t>(1 + pick);
+    if (ipv6) {
+        const auto src = draw_ipv6(rng);
+        auto dst = draw_ipv6(rng);
+        while (dst == src) dst = draw_ipv6(rng);
+        return core::FlowKey::ipv6(src, dst, sport, dport, proto);
+    }
+    const std::uint32_t src = draw_ipv4(rng);
+    std::uint32_t dst = draw_ipv4(rng);
+    while (dst == src) dst = draw_ipv4(rng);
+    return core::FlowKey::ipv4(src, dst, sport, dport, proto);
+}
+
+/// Open-addressing set of flow indices keyed by FlowKey: 8 bytes per flow where
+/// a node-based set would cost ~70, which matters at tens of millions of flows.
+class KeySet {
+  public:
+    KeySet(const std::vector<Flow>& flows, std::size_t expected) : flows_(flows) {
+        std::size_t capacity = 16;
+        while (capacity < 2 * expected) capacity *= 2;
+        slots_.assign(capacity, 0);
+    }
+    /// Inserts flows_[index]'s key; false if an equal key is already present.
+    bool insert(std::uint32_t index) {
+        const core::FlowKey& key = flows_[index].key;
+        const std::size_t mask = slots_.size() - 1;
+        std::size_t i = static_cast<std::size_t>(core::hash64(&key, sizeof key, 0)) & mask;
+        for (;; i = (i + 1) & mask) {
+            if (slots_[i] == 0) {
+                slots_[i] = index + 1;
+                return true;
+            }
+            if (flows_[slots_[i] - 1].key == key) return false;
+        }
+    }
+
+  private:
+    const std::vector<Flow>& flows_;
+    std::vector<std::uint32_t> slots_;  // flow index + 1; 0 is empty
+};
+
+}  // namespace
+
+// ---------------------------------------------------------------------------- Rng
+
+Rng::Rng(std::uint64_t seed) noexcept {
+    for (auto& word : s_) {
+        seed += splitmix_gamma;
+        word = splitmix_mix(seed);
+    }
+}
+
+std::uint64_t Rng::next() noexcept {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+}
+
+std::uint64_t Rng::below(std::uint64_t n) noexcept {
+    return static_cast<std::uint64_t>((static_cast<Uint128>(next()) * n) >> 64);
+}
+
+// ---------------------------------------------------------------------------- AliasTable
+
+AliasTable::AliasTable(std::span<const double> weights) {
+    const std::size_t n = weights.size();
+    if (n == 0 || n > std::numeric_limits<std::uint32_t>::max()) {
+        throw std::invalid_argument("alias table needs 1 to 2^32-1 weights");
+    }
+    double total = 0;
+    for (const double w : weights) {
+        if (!std::isfinite(w) || w < 0) throw std::invalid_argument("alias weight not finite >= 0");
+        total += w;
+    }
+    if (!(total > 0)) throw std::invalid_argument("alias weights sum to zero");
+
+    // Vose's method: scaled probabilities n*p_i, paired small with large.
+    constexpr double one = 0x1.0p53;
+    std::vector<double> scaled(n);
+    for (std::size_t i = 0; i < n; ++i) scaled[i] = weights[i] * static_cast<double>(n) / total;
+    threshold_.assign(n, static_cast<std::uint64_t>(one));
+    alias_.resize(n);
+    std::vector<std::uint32_t> small;
+    std::vector<std::uint32_t> large;
+    for (std::size_t i = 0; i < n; ++i) {
+        alias_[i] = static_cast<std::uint32_t>(i);
+        (scaled[i] < 1.0 ? small : large).push_back(static_cast<std::uint32_t>(i));
+    }
+    while (!small.empty() && !large.empty()) {
+        const std::uint32_t s = small.back();
+        small.pop_back();
+        const std::uint32_t l = large.back();
+        threshold_[s] = static_cast<std::uint64_t>(scaled[s] * one);
+        alias_[s] = l;
+        scaled[l] = (scaled[l] + scaled[s]) - 1.0;
+        if (scaled[l] < 1.0) {
+            large.pop_back();
+            small.push_back(l);
+        }
+    }
+    // Leftovers are 1 up to rounding error: they keep threshold "always".
+}
+
+std::uint32_t AliasTable::sample(Rng& rng) const noexcept {
+    const auto i = static_cast<std::size_t>(rng.below(alias_.size()));
+    return (rng.next() >> 11) < threshold_[i] ? static_cast<std::uint32_t>(i) : alias_[i];
+}
+
+std::vector<double> zipf_weights(std::uint64_t n, double s) {
+    std::vector<double> w(static_cast<std::size_t>(n));
+    for (std::size_t r = 0; r < w.size(); ++r) {
+        w[r] = s == 0 ? 1.0 : std::pow(static_cast<double>(r + 1), -s);
+    }
+    return w;
+}
+
+// ---------------------------------------------------------------------------- size mix
+
+std::vector<SizeBin> default_size_mix() { return {{64, 7}, {576, 4}, {1500, 1}}; }
+
+std::vector<SizeBin> parse_size_mix(std::string_view text) {
+    std::vector<SizeBin> mix;
+    double total = 0;
+    while (true) {
+        const std::size_t comma = text.find(',');
+        const std::string_view entry = text.substr(0, comma);
+        const std::size_t colon = entry.find(':');
+        if (colon == std::string_view::npos) {
+            throw std::invalid_argument(
+                fmt::format("entry '{}' is not SIZE:WEIGHT (e.g. 64:0.5,1500:0.5)", entry));
+        }
+        const std::string_view size_text = entry.substr(0, colon);
+        const std::string_view weight_text = entry.substr(colon + 1);
+        SizeBin bin;
+        const auto* size_end = size_text.data() + size_text.size();
+        const auto [sp, se] = std::from_chars(size_text.data(), size_end, bin.size);
+        if (se != std::errc{} || sp != size_end || bin.size < min_frame_size ||
+            bin.size > max_frame_size) {
+            throw std::invalid_argument(
+                fmt::format("size '{}' in '{}' is not an integer in [{}, {}]", size_text, entry,
+                            min_frame_size, max_frame_size));
+        }
+        const auto* weight_end = weight_text.data() + weight_text.size();
+        const auto [wp, we] = std::from_chars(weight_text.data(), weight_end, bin.weight);
+        if (we != std::errc{} || wp != weight_end || !std::isfinite(bin.weight) || bin.weight < 0) {
+            throw std::invalid_argument(
+                fmt::format("weight '{}' in '{}' is not a finite number >= 0", weight_text, entry));
+        }
+        total += bin.weight;
+        mix.push_back(bin);
+        if (comma == std::string_view::npos) break;
+        text.remove_prefix(comma + 1);
+    }
+    if (!(total > 0)) throw std::invalid_argument("the weights sum to zero");
+    return mix;
+}
+
+std::string format_size_mix(const std::vector<SizeBin>& mix) {
+    std::string out;
+    for (const SizeBin& bin : mix) {
+        if (!out.empty()) out += ',';
+        out += fmt::format("{}:{}", bin.size, bin.weight);
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------- flows
+
+std::vector<Flow> make_flows(const GenConfig& config) {
+    Rng rng = stream_rng(config.seed, Stream::flows);
+    std::vector<Flow> flows(static_cast<std::size_t>(config.flows));
+    KeySet seen(flows, flows.size());
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+        Flow& flow = flows[i];
+        // Every flow draws every attribute, so one option's value does not shift
+        // the random stream that the others read.
+        const bool ipv6 = rng.chance(config.ipv6_fraction);
+        const bool vlan = rng.chance(config.vlan_fraction);
+        const bool tcp = rng.chance(config.tcp_fraction);
+        const auto vlan_id = static_cast<std::uint16_t>(1 + rng.below(4094));
+        flow.vlan_id = vlan ? vlan_id : 0;
+        flow.ipv6_flow_label = static_cast<std::uint32_t>(rng.next() & 0xfffff);
+        flow.tcp_seq = static_cast<std::uint32_t>(rng.next());
+        flow.ipv4_id = static_cast<std::uint16_t>(rng.next());
+        do {
+            flow.key = draw_key(rng, ipv6, tcp ? proto_tcp : proto_udp);
+        } while (!seen.insert(static_cast<std::uint32_t>(i)));
+    }
+    return flows;
+}
+
+// ---------------------------------------------------------------------------- scheduler
+
+namespace {
+std::vector<double> size_weights(const std::vector<SizeBin>& mix) {
+    std::vector<double> w;
+    for (const SizeBin& bin : mix) w.push_back(bin.weight);
+    return w;
+}
+}  // namespace
+
+PacketScheduler::PacketScheduler(const GenConfig& config)
+    : popularity_(zipf_weights(config.flows, config.zipf)),
+      sizes_(size_weights(config.sizes)),
+      flow_rng_(stream_rng(config.seed, Stream::popularity)),
+      size_rng_(stream_rng(config.seed, Stream::sizes)),
+      time_rng_(stream_rng(config.seed, Stream::arrivals)),
+      mean_gap_us_(1e6 / config.rate) {
+    for (const SizeBin& bin : config.sizes) size_values_.push_back(bin.size);
+}
+
+PacketEvent PacketScheduler::next() noexcept {
+    PacketEvent event;
+    event.flow = popularity_.sample(flow_rng_);
+    event.wire_size = size_values_[sizes_.sample(size_rng_)];
+    event.time_us = static_cast<std::uint64_t>(time_us_);
+    // Exponential gap by inversion; 1 - u is in (0, 1], so the log is finite.
+    time_us_ -= std::log1p(-time_rng_.uniform()) * mean_gap_us_;
+    return event;
+}
+
+// ---------------------------------------------------------------------------- frames
+
+std::uint32_t FrameBuilder::min_size(const Flow& flow) noexcept {
+    const std::uint32_t link = flow.vlan_id != 0 ? 18 : 14;
+    const std::uint32_t ip = flow.key.family == core::AddressFamily::ipv6 ? 40 : 20;
+    const std::uint32_t l4 = flow.key.protocol == proto_tcp ? 20 : 8;
+    return std::max(min_frame_size, link + ip + l4);
+}
+
+std::size_t FrameBuilder::build(Flow& flow, std::uint32_t wire_size,
+                                std::span<std::uint8_t, max_header_size> out) noexcept {
+    std::uint8_t* p = out.data();
+    const core::FlowKey& key = flow.key;
+    const bool ipv6 = key.family == core::AddressFamily::ipv6;
+    const bool tcp = key.protocol == proto_tcp;
+
+    std::memcpy(p, ethernet_macs.data(), ethernet_macs.size());
+    std::size_t off = 12;
+    if (flow.vlan_id != 0) {
+        put16(p + off, 0x8100);
+        put16(p + off + 2, flow.vlan_id);  // PCP 0, DEI 0
+        off += 4;
+    }
+    put16(p + off, ipv6 ? 0x86dd : 0x0800);
+    off += 2;
+
+    const auto ip_length = static_cast<std::uint32_t>(wire_size - off);
+    const std::size_t ip_offset = off;
+    std::uint32_t pseudo_sum = 0;
+    std::uint32_t l4_length = 0;
+    if (ipv6) {
+        l4_length = ip_length - 40;
+        put32(p + off, 0x60000000U | flow.ipv6_flow_label);
+        put16(p + off + 4, l4_length);
+        p[off + 6] = key.protocol;
+        p[off + 7] = 64;  // hop limit
+        std::memcpy(p + off + 8, key.src.data(), 16);
+        std::memcpy(p + off + 24, key.dst.data(), 16);
+        off += 40;
+        // Pseudo-header (RFC 8200 §8.1): addresses, 32-bit length, next header.
+        pseudo_sum =
+            sum16(p + ip_offset + 8, 32) + (l4_length >> 16) + (l4_length & 0xffff) + key.protocol;
+    } else {
+        l4_length = ip_length - 20;
+        p[off] = 0x45;
+        p[off + 1] = 0;
+        put16(p + off + 2, ip_length);
+        put16(p + off + 4, flow.ipv4_id++);
+        put16(p + off + 6, 0x4000);  // DF, offset 0
+        p[off + 8] = 64;             // TTL
+        p[off + 9] = key.protocol;
+        put16(p + off + 10, 0);
+        std::memcpy(p + off + 12, key.src.data(), 4);
+        std::memcpy(p + off + 16, key.dst.data(), 4);
+        put16(p + off + 10, fold_checksum(sum16(p + off, 20)));
+        off += 20;
+        pseudo_sum = sum16(p + ip_offset + 12, 8) + key.protocol + l4_length;
+    }
+
+    const std::size_t l4_offset = off;
+    put16(p + off, key.src_port);
+    put16(p + off + 2, key.dst_port);
+    if (tcp) {
+        put32(p + off + 4, flow.tcp_seq);
+        put32(p + off + 8, 1);  // ack number: the connection is mid-stream
+        p[off + 12] = 0x50;     // data offset 5 words, no options
+        p[off + 13] = 0x18;     // PSH | ACK
+        put16(p + off + 14, 0xffff);
+        put16(p + off + 16, 0);
+        put16(p + off + 18, 0);
+        off += 20;
+        flow.tcp_seq += l4_length - 20;
+    } else {
+        put16(p + off + 4, l4_length);
+        put16(p + off + 6, 0);
+        off += 8;
+    }
+    // The payload is zeros, which add nothing to the ones'-complement sum.
+    std::uint16_t checksum = fold_checksum(pseudo_sum + sum16(p + l4_offset, off - l4_offset));
+    if (!tcp && checksum == 0) checksum = 0xffff;  // UDP: 0 means "no checksum"
+    put16(p + l4_offset + (tcp ? 16 : 6), checksum);
+    return off;
+}
+
+// ---------------------------------------------------------------------------- files
+
+BufferedFile::BufferedFile(std::string path) : path_(std::move(path)), buffer_(buffer_size) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+        throw std::runtime_error(
+            fmt::format("cannot create '{}': {}", path_, std::strerror(errno)));
+    }
+}
+
+BufferedFile::~BufferedFile() {
+    if (fd_ >= 0) ::close(fd_);  // only on an error path: close() reports errors
+}
+
+std::uint8_t* BufferedFile::append(std::size_t n) {
+    if (buffer_.size() - used_ < n) flush();
+    std::uint8_t* p = buffer_.data() + used_;
+    used_ += n;
+    return p;
+}
+
+void BufferedFile::append(std::string_view bytes) {
+    while (!bytes.empty()) {
+        const std::size_t n = std::min(bytes.size(), buffer_size);
+        std::memcpy(append(n), bytes.data(), n);
+        bytes.remove_prefix(n);
+    }
+}
+
+void BufferedFile::flush() {
+    std::size_t done = 0;
+    while (done < used_) {
+        const ssize_t n = ::write(fd_, buffer_.data() + done, used_ - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            throw std::runtime_error(
+                fmt::format("cannot write '{}': {}", path_, std::strerror(errno)));
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    used_ = 0;
+}
+
+void BufferedFile::close() {
+    if (fd_ < 0) return;
+    flush();
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0) {
+        throw std::runtime_error(fmt::format("cannot write '{}': {}", path_, std::strerror(errno)));
+    }
+}
+
+PcapWriter::PcapWriter(std::string path, std::uint32_t snaplen, std::uint32_t linktype)
+    : file_(std::move(path)) {
+    std::uint8_t* h = file_.append(24);
+    put32_le(h, 0xa1b2c3d4);  // microsecond timestamps
+    put16_le(h + 4, 2);       // version 2.4
+    put16_le(h + 6, 4);
+    put32_le(h + 8, 0);   // thiszone
+    put32_le(h + 12, 0);  // sigfigs
+    put32_le(h + 16, snaplen);
+    put32_le(h + 20, linktype);
+}
+
+std::uint8_t* PcapWriter::begin_record(std::uint32_t ts_sec, std::uint32_t ts_usec,
+                                       std::uint32_t captured, std::uint32_t wire) {
+    std::uint8_t* r = file_.append(16 + std::size_t{captured});
+    put32_le(r, ts_sec);
+    put32_le(r + 4, ts_usec);
+    put32_le(r + 8, captured);
+    put32_le(r + 12, wire);
+    return r + 16;
+}
+
+// ---------------------------------------------------------------------------- generate
+
+std::string canonical_command(const GenConfig& c) {
+    return fmt::format(
+        "flowsketch gen --packets {} --flows {} --zipf {} --sizes {} --rate {} --ipv6 {} "
+        "--vlan {} --tcp {} --snaplen {} --start {} --seed {}",
+        c.packets, c.flows, c.zipf, format_size_mix(c.sizes), c.rate, c.ipv6_fraction,
+        c.vlan_fraction, c.tcp_fraction, c.snaplen, c.start, c.seed);
+}
+
+bool truth_order(const Flow& a, const Flow& b) noexcept {
+    if (a.packets != b.packets) return a.packets > b.packets;
+    const core::FlowKey& x = a.key;
+    const core::FlowKey& y = b.key;
+    if (x.protocol != y.protocol) return x.protocol < y.protocol;
+    if (x.family != y.family) return x.family < y.family;
+    // IPv4 addresses sit in the first 4 bytes, rest zero: bytewise is numeric.
+    if (const int c = std::memcmp(x.src.data(), y.src.data(), 16); c != 0) return c < 0;
+    if (const int c = std::memcmp(x.dst.data(), y.dst.data(), 16); c != 0) return c < 0;
+    if (x.src_port != y.src_port) return x.src_port < y.src_port;
+    return x.dst_port < y.dst_port;
+}
+
+namespace {
+
+void write_truth(BufferedFile& file, const GenConfig& config, const std::vector<Flow>& flows,
+                 const GenSummary& summary) {
+    std::vector<const Flow*> active;
+    active.reserve(static_cast<std::size_t>(summary.active_flows));
+    for (const Flow& flow : flows) {
+        if (flow.packets > 0) active.push_back(&flow);
+    }
+    std::sort(active.begin(), active.end(),
+              [](const Flow* a, const Flow* b) { return truth_order(*a, *b); });
+
+    fmt::memory_buffer out;
+    fmt::format_to(std::back_inserter(out),
+                   "# ground truth generated by flowsketch gen\n"
+                   "# command (output paths omitted): {}\n"
+                   "# seed {}\n"
+                   "# frames {}\n"
+                   "# ip_packets {}\n"
+                   "# ip_bytes {}\n"
+                   "# flows {}\n"
+                   "# configured_flows {}\n"
+                   "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes\n",
+                   canonical_command(config), config.seed, summary.packets, summary.packets,
+                   summary.bytes, summary.active_flows, config.flows);
+    for (const Flow* flow : active) {
+        fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}\n", flow->key.protocol,
+                       core::format_address(flow->key, true),
+                       core::format_address(flow->key, false), flow->key.src_port,
+                       flow->key.dst_port, flow->packets, flow->bytes);
+        if (out.size() >= BufferedFile::buffer_size / 2) {
+            file.append(std::string_view(out.data(), out.size()));
+            out.clear();
+        }
+    }
+    file.append(std::string_view(out.data(), out.size()));
+}
+
+}  // namespace
+
+GenSummary generate(const GenConfig& config) {
+    std::vector<Flow> flows = make_flows(config);
+    PacketScheduler scheduler(config);
+    // Both files are created first, so a bad path fails before the long loop.
+    PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet);
+    BufferedFile truth(config.truth_path);
+
+    GenSummary summary;
+    std::array<std::uint8_t, FrameBuilder::max_header_size> headers{};
+    constexpr std::uint64_t us_per_s = 1'000'000;
+    for (std::uint64_t i = 0; i < config.packets; ++i) {
+        const PacketEvent event = scheduler.next();
+        Flow& flow = flows[event.flow];
+        const std::uint32_t wire = std::max(event.wire_size, FrameBuilder::min_size(flow));
+        const std::size_t header_length = FrameBuilder::build(flow, wire, headers);
+
+        const std::uint64_t seconds = config.start + event.time_us / us_per_s;
+        if (seconds > std::numeric_limits<std::uint32_t>::max()) {
+            throw std::runtime_error(fmt::format(
+                "packet {} falls after 2106-02-07, past what classic pcap timestamps hold; "
+                "lower --start or --packets, or raise --rate",
+                i + 1));
+        }
+        const std::uint32_t captured = std::min(wire, config.snaplen);
+        std::uint8_t* data =
+            pcap.begin_record(static_cast<std::uint32_t>(seconds),
+                              static_cast<std::uint32_t>(event.time_us % us_per_s), captured, wire);
+        const std::size_t copied = std::min<std::size_t>(captured, header_length);
+        std::memcpy(data, headers.data(), copied);
+        std::memset(data + copied, 0, captured - copied);
+
+        if (flow.packets++ == 0) ++summary.active_flows;
+        flow.bytes += wire;
+        ++summary.packets;
+        summary.bytes += wire;
+        summary.last_time_us = event.time_us;
+    }
+    pcap.close();
+    write_truth(truth, config, flows, summary);
+    truth.close();
+    return summary;
+}
+
+}  // namespace flowsketch::gen

@@ -1,0 +1,209 @@
+// `flowsketch gen`: synthetic, seeded traffic with exact per-flow truth.
+//
+// The generator is split in three so flow lifetimes (arrival process, durations,
+// idle gaps, FIN/RST endings) can be added later without a rewrite:
+//   make_flows()      the flow population: one Flow record per 5-tuple;
+//   PacketScheduler   decides which flow sends the next packet, when, and how big;
+//   FrameBuilder      turns (Flow, wire length) into header bytes.
+// generate() runs the per-packet loop over those and writes the pcap and truth.
+//
+// Everything random comes from our own xoshiro256** and our own sampling code,
+// never from std:: distributions (whose output is implementation-defined), so
+// one seed gives the same bytes on every platform.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/flow_key.hpp"
+
+namespace flowsketch::gen {
+
+/// xoshiro256** (Blackman, Vigna), seeded through SplitMix64.
+class Rng {
+  public:
+    explicit Rng(std::uint64_t seed) noexcept;
+    std::uint64_t next() noexcept;
+    /// Uniform double in [0, 1) from the top 53 bits.
+    double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+    /// Uniform integer in [0, n) (Lemire's multiply-high; bias below n / 2^64).
+    std::uint64_t below(std::uint64_t n) noexcept;
+    /// True with probability p (p <= 0 never, p >= 1 always).
+    bool chance(double p) noexcept { return uniform() < p; }
+
+  private:
+    std::array<std::uint64_t, 4> s_{};
+};
+
+/// Walker/Vose alias table: O(n) build, O(1) sample from a discrete distribution.
+class AliasTable {
+  public:
+    /// Weights must be finite and >= 0 with a positive sum.
+    explicit AliasTable(std::span<const double> weights);
+    std::uint32_t sample(Rng& rng) const noexcept;
+    std::size_t size() const noexcept { return alias_.size(); }
+
+  private:
+    // Acceptance thresholds in units of 2^-53, compared with 53 random bits as
+    // integers, so sampling itself involves no floating point.
+    std::vector<std::uint64_t> threshold_;
+    std::vector<std::uint32_t> alias_;
+};
+
+/// Zipf weights r^-s for ranks r = 1..n (unnormalised; s = 0 is uniform).
+std::vector<double> zipf_weights(std::uint64_t n, double s);
+
+/// One bin of the packet-size mix: frame length (Ethernet header to end of
+/// payload, no FCS) and relative weight.
+struct SizeBin {
+    std::uint32_t size = 0;
+    double weight = 0;
+};
+
+inline constexpr std::uint32_t min_frame_size = 60;  // Ethernet minimum without FCS
+inline constexpr std::uint32_t max_frame_size = 65535;
+
+/// The classic "simple IMIX" 7:4:1 of 64/576/1500-byte frames.
+std::vector<SizeBin> default_size_mix();
+/// Parses "64:0.5,576:0.2,1500:0.3". Throws std::invalid_argument naming the bad entry.
+std::vector<SizeBin> parse_size_mix(std::string_view text);
+std::string format_size_mix(const std::vector<SizeBin>& mix);
+
+struct GenConfig {
+    std::string out_path;
+    std::string truth_path;
+    std::uint64_t packets = 1'000'000;
+    std::uint64_t flows = 10'000;
+    double zipf = 1.1;
+    std::vector<SizeBin> sizes = default_size_mix();
+    double rate = 100'000;  // mean packets per second of packet time
+    double ipv6_fraction = 0.2;
+    double vlan_fraction = 0;
+    double tcp_fraction = 0.8;
+    std::uint32_t snaplen = 128;
+    std::uint64_t start = 1'700'000'000;  // UNIX seconds of the first packet
+    std::uint64_t seed = 1;
+};
+
+/// Limits the command line enforces (memory is about 100 bytes per flow).
+inline constexpr std::uint64_t max_flows = 50'000'000;
+inline constexpr std::uint64_t max_packets = std::uint64_t{1} << 40;
+inline constexpr std::uint32_t max_snaplen = 262'144;
+
+/// One flow: its key and encapsulation, per-flow header state, and its truth
+/// counters. Lifetimes (first/last time, end reason) belong here later.
+struct Flow {
+    core::FlowKey key;
+    std::uint64_t packets = 0;  // truth: packets emitted
+    std::uint64_t bytes = 0;    // truth: sum of wire lengths
+    std::uint32_t tcp_seq = 0;
+    std::uint32_t ipv6_flow_label = 0;
+    std::uint16_t ipv4_id = 0;
+    std::uint16_t vlan_id = 0;  // 0: untagged
+};
+
+/// Draws `config.flows` flows with distinct 5-tuples. Index i is popularity rank i + 1.
+std::vector<Flow> make_flows(const GenConfig& config);
+
+/// One scheduled packet.
+struct PacketEvent {
+    std::uint32_t flow = 0;       // index into the flow vector
+    std::uint64_t time_us = 0;    // microseconds since config.start
+    std::uint32_t wire_size = 0;  // requested frame size (FrameBuilder may raise it)
+};
+
+/// Stationary traffic: Zipf-popular flows, sizes from the mix, Poisson arrivals.
+/// Each concern has its own random stream, so changing e.g. --sizes leaves the
+/// choice of flows for each packet unchanged.
+class PacketScheduler {
+  public:
+    explicit PacketScheduler(const GenConfig& config);
+    PacketEvent next() noexcept;
+
+  private:
+    AliasTable popularity_;
+    AliasTable sizes_;
+    std::vector<std::uint32_t> size_values_;
+    Rng flow_rng_;
+    Rng size_rng_;
+    Rng time_rng_;
+    double mean_gap_us_;
+    double time_us_ = 0;  // exact time; rounded down to microseconds on output
+};
+
+/// Writes link, IP and transport headers of one frame and advances the flow's
+/// header state (IPv4 ID, TCP sequence). The payload is zeros, which lets the
+/// TCP/UDP checksums be computed from the headers alone.
+class FrameBuilder {
+  public:
+    static constexpr std::size_t max_header_size = 14 + 4 + 40 + 20;
+    /// Smallest frame that holds this flow's headers (at least min_frame_size).
+    static std::uint32_t min_size(const Flow& flow) noexcept;
+    /// Fills `out` (max_header_size bytes) with the headers of a frame of
+    /// `wire_size` bytes (>= min_size(flow)); returns the header length.
+    static std::size_t build(Flow& flow, std::uint32_t wire_size,
+                             std::span<std::uint8_t, max_header_size> out) noexcept;
+};
+
+/// Output file written in 1 MiB write() calls.
+class BufferedFile {
+  public:
+    static constexpr std::size_t buffer_size = std::size_t{1} << 20;
+    /// Creates or truncates `path`. Throws std::runtime_error naming the file.
+    explicit BufferedFile(std::string path);
+    ~BufferedFile();
+    BufferedFile(const BufferedFile&) = delete;
+    BufferedFile& operator=(const BufferedFile&) = delete;
+
+    /// Space for n bytes (n <= buffer_size) at the end of the buffer, already counted as written.
+    std::uint8_t* append(std::size_t n);
+    void append(std::string_view bytes);
+    /// Flushes and closes; throws std::runtime_error on any write error.
+    void close();
+
+  private:
+    void flush();
+    std::string path_;
+    int fd_ = -1;
+    std::vector<std::uint8_t> buffer_;
+    std::size_t used_ = 0;
+};
+
+/// Classic pcap (microsecond timestamps), written little-endian on every host.
+class PcapWriter {
+  public:
+    static constexpr std::uint32_t linktype_ethernet = 1;
+    PcapWriter(std::string path, std::uint32_t snaplen, std::uint32_t linktype);
+    /// Appends a record header and returns space for its `captured` bytes.
+    std::uint8_t* begin_record(std::uint32_t ts_sec, std::uint32_t ts_usec, std::uint32_t captured,
+                               std::uint32_t wire);
+    void close() { file_.close(); }
+
+  private:
+    BufferedFile file_;
+};
+
+struct GenSummary {
+    std::uint64_t packets = 0;
+    std::uint64_t bytes = 0;         // sum of wire lengths
+    std::uint64_t active_flows = 0;  // flows with at least one packet
+    std::uint64_t last_time_us = 0;  // relative to config.start
+};
+
+/// The command line that reproduces `config`'s content (output paths left out,
+/// as they do not change a byte of it).
+std::string canonical_command(const GenConfig& config);
+
+/// Total order of flows in truth files: packets descending, then proto, src, dst
+/// (numeric, IPv4 before IPv6), sport, dport — as scripts/tshark_truth.py sorts.
+bool truth_order(const Flow& a, const Flow& b) noexcept;
+
+/// Generates the pcap and the truth file. Throws std::runtime_error on I/O errors.
+GenSummary generate(const GenConfig& config);
+
+}  // namespace flowsketch::gen
