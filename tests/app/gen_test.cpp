@@ -1,0 +1,454 @@
+// `flowsketch gen`: determinism, well-formed frames, exact truth, and the
+// statistics of what it draws (tolerances derived from each estimator's variance).
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <pcap/pcap.h>
+#include <sys/wait.h>
+
+#include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/hash.hpp"
+#include "src/commands.hpp"
+#include "src/gen/traffic_generator.hpp"
+
+namespace {
+
+using flowsketch::app::CommandRunner;
+using flowsketch::app::setup_gen_command;
+
+std::string tmp_path(const std::string& name) {
+    return std::string(FLOWSKETCH_TEST_TMP) + "/gen_" + name;
+}
+
+std::string read_bytes(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+/// Parses `flowsketch gen ARGS` in-process; throws CLI::ParseError on usage errors.
+CommandRunner parse_gen(std::vector<std::string> args) {
+    CLI::App app{"test"};
+    CommandRunner runner;
+    setup_gen_command(app, runner);
+    args.insert(args.begin(), {"flowsketch", "gen"});
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    app.parse(static_cast<int>(argv.size()), argv.data());
+    return runner;
+}
+
+int run_gen(const std::vector<std::string>& args) {
+    CommandRunner runner = parse_gen(args);
+    if (!runner) return -1;
+    return runner();
+}
+
+struct FlowCounts {
+    std::uint64_t packets = 0;
+    std::uint64_t bytes = 0;
+    friend bool operator==(const FlowCounts&, const FlowCounts&) = default;
+};
+
+struct Truth {
+    std::map<std::string, std::string> comments;  // "# name value" lines
+    std::vector<std::string> keys;                // in file order
+    std::map<std::string, FlowCounts> flows;      // "proto\tsrc\tdst\tsport\tdport"
+    std::string header;
+};
+
+Truth read_truth(const std::string& path) {
+    Truth truth;
+    std::istringstream in(read_bytes(path));
+    std::string line;
+    while (std::getline(in, line)) {
+        if (line.starts_with("# ")) {
+            const auto space = line.find(' ', 2);
+            truth.comments[line.substr(2, space - 2)] =
+                space == std::string::npos ? "" : line.substr(space + 1);
+            continue;
+        }
+        if (truth.header.empty()) {
+            truth.header = line;
+            continue;
+        }
+        std::vector<std::string> cols;
+        std::istringstream fields(line);
+        for (std::string col; std::getline(fields, col, '\t');) cols.push_back(col);
+        EXPECT_EQ(cols.size(), 7u) << line;
+        if (cols.size() != 7) continue;
+        const std::string key =
+            cols[0] + "\t" + cols[1] + "\t" + cols[2] + "\t" + cols[3] + "\t" + cols[4];
+        EXPECT_TRUE(
+            truth.flows.emplace(key, FlowCounts{std::stoull(cols[5]), std::stoull(cols[6])}).second)
+            << "duplicate 5-tuple " << key;
+        truth.keys.push_back(key);
+    }
+    return truth;
+}
+
+std::uint32_t sum16(const std::uint8_t* p, std::size_t n) {
+    std::uint32_t sum = 0;
+    for (std::size_t i = 0; i + 1 < n; i += 2)
+        sum += static_cast<std::uint32_t>(p[i] << 8 | p[i + 1]);
+    if (n % 2 != 0) sum += static_cast<std::uint32_t>(p[n - 1] << 8);
+    return sum;
+}
+
+std::uint16_t fold(std::uint32_t sum) {
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(sum);
+}
+
+std::uint16_t be16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] << 8 | p[1]); }
+
+/// What the test's own decoder (independent of capture/) finds in a generated pcap.
+struct PcapScan {
+    std::uint64_t frames = 0;
+    std::uint32_t snaplen = 0;
+    std::map<std::string, FlowCounts> flows;
+    std::set<std::string> ipv6_flows;
+    std::set<std::string> vlan_flows;
+    std::set<std::string> untagged_flows;
+    std::uint64_t bad_ipv4_checksums = 0;
+    std::uint64_t l4_checksums_checked = 0;
+    std::uint64_t bad_l4_checksums = 0;
+    std::uint64_t bad_caplen = 0;
+    std::uint64_t outside_prefixes = 0;
+    std::uint64_t non_monotonic = 0;
+    double first_time = -1;
+    double last_time = 0;
+    std::map<std::uint32_t, std::uint64_t> wire_sizes;
+};
+
+PcapScan scan_pcap(const std::string& path) {
+    PcapScan scan;
+    char errbuf[PCAP_ERRBUF_SIZE] = {};
+    pcap_t* pcap = pcap_open_offline(path.c_str(), errbuf);
+    if (pcap == nullptr) {
+        ADD_FAILURE() << errbuf;
+        return scan;
+    }
+    EXPECT_EQ(pcap_datalink(pcap), DLT_EN10MB);
+    scan.snaplen = static_cast<std::uint32_t>(pcap_snapshot(pcap));
+    pcap_pkthdr* hdr = nullptr;
+    const std::uint8_t* p = nullptr;
+    while (pcap_next_ex(pcap, &hdr, &p) == 1) {
+        ++scan.frames;
+        ++scan.wire_sizes[hdr->len];
+        if (hdr->caplen != std::min(hdr->len, scan.snaplen)) ++scan.bad_caplen;
+        const double t =
+            static_cast<double>(hdr->ts.tv_sec) + static_cast<double>(hdr->ts.tv_usec) * 1e-6;
+        if (scan.first_time < 0) scan.first_time = t;
+        if (t < scan.last_time) ++scan.non_monotonic;
+        scan.last_time = t;
+        // Generated headers fit in 78 bytes; tests use snaplen >= 78.
+        std::size_t off = 12;
+        const bool vlan = be16(p + off) == 0x8100;
+        if (vlan) off += 4;
+        const std::uint16_t ethertype = be16(p + off);
+        off += 2;
+        char src[INET6_ADDRSTRLEN] = {};
+        char dst[INET6_ADDRSTRLEN] = {};
+        std::uint8_t proto = 0;
+        std::uint32_t pseudo = 0;
+        std::size_t l4_length = 0;
+        bool ipv6 = false;
+        if (ethertype == 0x0800) {
+            const std::uint8_t* ip = p + off;
+            EXPECT_EQ(ip[0], 0x45);
+            EXPECT_EQ(be16(ip + 2), hdr->len - off);
+            if (fold(sum16(ip, 20)) != 0xffff) ++scan.bad_ipv4_checksums;
+            proto = ip[9];
+            inet_ntop(AF_INET, ip + 12, src, sizeof src);
+            inet_ntop(AF_INET, ip + 16, dst, sizeof dst);
+            for (const std::uint8_t* a : {ip + 12, ip + 16}) {
+                if (a[0] != 10 && !(a[0] == 198 && (a[1] & 0xfe) == 18)) ++scan.outside_prefixes;
+            }
+            l4_length = be16(ip + 2) - 20u;
+            pseudo = sum16(ip + 12, 8) + proto + static_cast<std::uint32_t>(l4_length);
+            off += 20;
+        } else if (ethertype == 0x86dd) {
+            ipv6 = true;
+            const std::uint8_t* ip = p + off;
+            EXPECT_EQ(ip[0] >> 4, 6);
+            EXPECT_EQ(be16(ip + 4), hdr->len - off - 40);
+            proto = ip[6];
+            inet_ntop(AF_INET6, ip + 8, src, sizeof src);
+            inet_ntop(AF_INET6, ip + 24, dst, sizeof dst);
+            for (const std::uint8_t* a : {ip + 8, ip + 24}) {
+                if (!(a[0] == 0x20 && a[1] == 0x01 && a[2] == 0x0d && a[3] == 0xb8)) {
+                    ++scan.outside_prefixes;
+                }
+            }
+            l4_length = be16(ip + 4);
+            pseudo = sum16(ip + 8, 32) + proto + static_cast<std::uint32_t>(l4_length);
+            off += 40;
+        } else {
+            ADD_FAILURE() << "unexpected ethertype " << ethertype;
+            continue;
+        }
+        EXPECT_TRUE(proto == 6 || proto == 17) << int{proto};
+        if (proto == 17) {
+            EXPECT_EQ(be16(p + off + 4), l4_length);
+        }
+        if (hdr->caplen == hdr->len) {
+            ++scan.l4_checksums_checked;
+            if (fold(pseudo + sum16(p + off, l4_length)) != 0xffff) ++scan.bad_l4_checksums;
+        }
+        const std::string key = std::to_string(proto) + "\t" + src + "\t" + dst + "\t" +
+                                std::to_string(be16(p + off)) + "\t" +
+                                std::to_string(be16(p + off + 2));
+        FlowCounts& counts = scan.flows[key];
+        ++counts.packets;
+        counts.bytes += hdr->len;
+        if (ipv6) scan.ipv6_flows.insert(key);
+        (vlan ? scan.vlan_flows : scan.untagged_flows).insert(key);
+    }
+    pcap_close(pcap);
+    return scan;
+}
+
+/// |observed - expected| <= z standard errors of a binomial proportion over n trials.
+void expect_share(double observed, double p, double n, const char* what) {
+    const double se = std::sqrt(p * (1 - p) / n);
+    EXPECT_NEAR(observed, p, 4 * se) << what << " (4 standard errors, n = " << n << ")";
+}
+
+TEST(Gen, SameSeedGivesIdenticalBytes) {
+    const std::vector<std::string> common = {"--packets", "20000",  "--flows", "500",    "--ipv6",
+                                             "0.5",       "--vlan", "0.3",     "--seed", "42"};
+    auto a = common;
+    a.insert(a.end(), {"--out", tmp_path("same_a.pcap")});
+    auto b = common;
+    b.insert(b.end(), {"--out", tmp_path("same_b.pcap")});
+    ASSERT_EQ(run_gen(a), 0);
+    ASSERT_EQ(run_gen(b), 0);
+    const std::string pcap_a = read_bytes(tmp_path("same_a.pcap"));
+    EXPECT_GT(pcap_a.size(), 20000u * 16);
+    EXPECT_TRUE(pcap_a == read_bytes(tmp_path("same_b.pcap")));
+    EXPECT_EQ(read_bytes(tmp_path("same_a.pcap.truth.tsv")),
+              read_bytes(tmp_path("same_b.pcap.truth.tsv")));
+}
+
+TEST(Gen, DifferentSeedGivesDifferentTraffic) {
+    ASSERT_EQ(run_gen({"--packets", "2000", "--flows", "100", "--seed", "1", "--out",
+                       tmp_path("seed1.pcap")}),
+              0);
+    ASSERT_EQ(run_gen({"--packets", "2000", "--flows", "100", "--seed", "2", "--out",
+                       tmp_path("seed2.pcap")}),
+              0);
+    EXPECT_NE(read_bytes(tmp_path("seed1.pcap")), read_bytes(tmp_path("seed2.pcap")));
+    const Truth t1 = read_truth(tmp_path("seed1.pcap.truth.tsv"));
+    const Truth t2 = read_truth(tmp_path("seed2.pcap.truth.tsv"));
+    EXPECT_NE(t1.keys, t2.keys);
+}
+
+// Pins the exact output of a small run. Our PRNG, sampling and writer are all
+// specified bit for bit, so this must hold on every platform; change it only
+// when the generator's output changes on purpose.
+TEST(Gen, GoldenOutputIsStable) {
+    ASSERT_EQ(run_gen({"--packets", "64", "--flows", "8", "--ipv6", "0.5", "--vlan", "0.5",
+                       "--seed", "7", "--out", tmp_path("golden.pcap")}),
+              0);
+    const std::string pcap = read_bytes(tmp_path("golden.pcap"));
+    const std::string truth = read_bytes(tmp_path("golden.pcap.truth.tsv"));
+    EXPECT_EQ(flowsketch::core::hash64(pcap.data(), pcap.size(), 0), 0xfa280f03ef17f481ULL);
+    EXPECT_EQ(flowsketch::core::hash64(truth.data(), truth.size(), 0), 0x5391bbf70656820fULL);
+}
+
+TEST(Gen, PcapMatchesTruthAndHeadersAreValid) {
+    const std::string out = tmp_path("full.pcap");
+    const std::uint64_t packets = 100'000;
+    const double ipv6 = 0.3;
+    const double vlan = 0.25;
+    const double rate = 50'000;
+    ASSERT_EQ(run_gen({"--packets", std::to_string(packets),
+                       "--flows",   "2000",
+                       "--ipv6",    "0.3",
+                       "--vlan",    "0.25",
+                       "--tcp",     "0.6",
+                       "--sizes",   "60:5,200:3,1500:2",
+                       "--rate",    "50000",
+                       "--snaplen", "2000",
+                       "--start",   "1600000000",
+                       "--seed",    "3",
+                       "--out",     out,
+                       "--truth",   tmp_path("full.tsv")}),
+              0);
+    const Truth truth = read_truth(tmp_path("full.tsv"));
+    const PcapScan scan = scan_pcap(out);
+
+    EXPECT_EQ(truth.header, "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes");
+    EXPECT_EQ(scan.frames, packets);
+    EXPECT_EQ(truth.comments.at("frames"), std::to_string(packets));
+    EXPECT_EQ(truth.comments.at("ip_packets"), std::to_string(packets));
+    EXPECT_EQ(truth.comments.at("seed"), "3");
+    EXPECT_EQ(truth.comments.at("flows"), std::to_string(truth.flows.size()));
+    std::uint64_t bytes = 0;
+    for (const auto& [key, counts] : scan.flows) bytes += counts.bytes;
+    EXPECT_EQ(truth.comments.at("ip_bytes"), std::to_string(bytes));
+    // Exact per-flow agreement, in both directions.
+    EXPECT_TRUE(scan.flows == truth.flows);
+
+    // Sorted by packets descending.
+    for (std::size_t i = 1; i < truth.keys.size(); ++i) {
+        ASSERT_GE(truth.flows.at(truth.keys[i - 1]).packets, truth.flows.at(truth.keys[i]).packets);
+    }
+
+    EXPECT_EQ(scan.snaplen, 2000u);
+    EXPECT_EQ(scan.bad_caplen, 0u);
+    EXPECT_EQ(scan.bad_ipv4_checksums, 0u);
+    EXPECT_EQ(scan.l4_checksums_checked, packets);
+    EXPECT_EQ(scan.bad_l4_checksums, 0u);
+    EXPECT_EQ(scan.outside_prefixes, 0u);
+    EXPECT_EQ(scan.non_monotonic, 0u);
+    // A flow is tagged on every packet or on none.
+    for (const auto& key : scan.vlan_flows) EXPECT_EQ(scan.untagged_flows.count(key), 0u) << key;
+
+    // Each flow is IPv6 (VLAN) independently with probability 0.3 (0.25), and
+    // whether a flow sends at all depends on its rank only, not on its family or
+    // tag: the share among active flows is a binomial proportion over them.
+    const auto n = static_cast<double>(scan.flows.size());
+    expect_share(static_cast<double>(scan.ipv6_flows.size()) / n, ipv6, n, "IPv6 share");
+    expect_share(static_cast<double>(scan.vlan_flows.size()) / n, vlan, n, "VLAN share");
+
+    // Frame sizes: 1500-byte frames are never raised to fit headers, so their
+    // count is Binomial(packets, 2/10).
+    expect_share(static_cast<double>(scan.wire_sizes.at(1500)) / static_cast<double>(packets), 0.2,
+                 static_cast<double>(packets), "1500-byte share");
+
+    // Arrivals: the span is a sum of packets-1 exponential gaps of mean 1/rate:
+    // mean (P-1)/rate, standard deviation sqrt(P-1)/rate; timestamps are floored to
+    // microseconds, which adds at most 1 us.
+    EXPECT_DOUBLE_EQ(scan.first_time, 1600000000.0);
+    const double gaps = static_cast<double>(packets - 1);
+    EXPECT_NEAR(scan.last_time - scan.first_time, gaps / rate, 4 * std::sqrt(gaps) / rate + 1e-6);
+}
+
+TEST(Gen, SnaplenTruncatesCapturedBytesOnly) {
+    const std::string out = tmp_path("snap.pcap");
+    ASSERT_EQ(run_gen({"--packets", "5000", "--flows", "50", "--out", out, "--vlan", "0.5",
+                       "--ipv6", "0.5"}),
+              0);
+    const PcapScan scan = scan_pcap(out);
+    EXPECT_EQ(scan.snaplen, 128u);
+    EXPECT_EQ(scan.frames, 5000u);
+    EXPECT_EQ(scan.bad_caplen, 0u);
+    EXPECT_EQ(scan.bad_ipv4_checksums, 0u);
+    EXPECT_TRUE(scan.flows == read_truth(out + ".truth.tsv").flows);
+}
+
+TEST(Gen, TopFlowShareMatchesZipf) {
+    // Rank 1 has probability p1 = 1 / H(n, s) with H(n, s) = sum_{r<=n} r^-s; its
+    // packet count is Binomial(P, p1). With s = 1.1 rank 2 has p1 / 2.14, so the
+    // top line of the truth is rank 1 (many standard errors apart).
+    const std::uint64_t packets = 200'000;
+    const int flows = 1000;
+    const double s = 1.1;
+    const std::string out = tmp_path("zipf.pcap");
+    ASSERT_EQ(run_gen({"--packets", std::to_string(packets), "--flows", std::to_string(flows),
+                       "--zipf", "1.1", "--seed", "11", "--out", out}),
+              0);
+    double h = 0;
+    for (int r = 1; r <= flows; ++r) h += std::pow(r, -s);
+    const double p1 = 1 / h;
+    const double p2 = std::pow(2, -s) / h;
+    const Truth truth = read_truth(out + ".truth.tsv");
+    ASSERT_GE(truth.keys.size(), 2u);
+    const auto P = static_cast<double>(packets);
+    expect_share(static_cast<double>(truth.flows.at(truth.keys[0]).packets) / P, p1, P, "rank 1");
+    expect_share(static_cast<double>(truth.flows.at(truth.keys[1]).packets) / P, p2, P, "rank 2");
+}
+
+TEST(Gen, AliasTableSamplesItsWeights) {
+    // Each category's count is Binomial(N, p_i); 4 standard errors each.
+    const std::vector<double> weights = {1, 2, 3, 4, 0, 10};
+    flowsketch::gen::AliasTable table(weights);
+    flowsketch::gen::Rng rng(5);
+    const int n = 400'000;
+    std::vector<int> counts(weights.size());
+    for (int i = 0; i < n; ++i) ++counts[table.sample(rng)];
+    EXPECT_EQ(counts[4], 0);
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        expect_share(static_cast<double>(counts[i]) / n, weights[i] / 20, n, "alias category");
+    }
+}
+
+TEST(Gen, TruthCommandReproducesTheRun) {
+    const std::string out = tmp_path("repro.pcap");
+    ASSERT_EQ(run_gen({"--packets", "3000",          "--flows", "77",     "--zipf",    "0.7",
+                       "--sizes",   "100:1,900:0.5", "--rate",  "1234.5", "--ipv6",    "0.4",
+                       "--vlan",    "0.1",           "--tcp",   "0.5",    "--snaplen", "96",
+                       "--start",   "1000",          "--seed",  "99",     "--out",     out}),
+              0);
+    const std::string command = read_truth(out + ".truth.tsv").comments.at("command");
+    const std::string prefix = "(output paths omitted): flowsketch gen ";
+    ASSERT_TRUE(command.starts_with(prefix)) << command;
+    std::vector<std::string> args;
+    std::istringstream words(command.substr(prefix.size()));
+    for (std::string w; words >> w;) args.push_back(w);
+    args.insert(args.end(), {"--out", tmp_path("repro2.pcap")});
+    ASSERT_EQ(run_gen(args), 0);
+    EXPECT_TRUE(read_bytes(out) == read_bytes(tmp_path("repro2.pcap")));
+    EXPECT_EQ(read_bytes(out + ".truth.tsv"), read_bytes(tmp_path("repro2.pcap.truth.tsv")));
+}
+
+TEST(Gen, RejectsInvalidOptions) {
+    const std::string out = tmp_path("invalid.pcap");
+    const std::vector<std::vector<std::string>> bad = {
+        {},  // --out is required
+        {"--packets", "0"},
+        {"--packets", "-5"},
+        {"--packets", "many"},
+        {"--flows", "0"},
+        {"--flows", "100000000"},
+        {"--zipf", "-1"},
+        {"--zipf", "nan"},
+        {"--zipf", "inf"},
+        {"--sizes", "64"},
+        {"--sizes", "10:1"},
+        {"--sizes", "70000:1"},
+        {"--sizes", "64:-1"},
+        {"--sizes", "64:0,1500:0"},
+        {"--sizes", "64:1,"},
+        {"--rate", "0"},
+        {"--rate", "-3"},
+        {"--ipv6", "1.5"},
+        {"--vlan", "-0.1"},
+        {"--tcp", "x"},
+        {"--snaplen", "0"},
+        {"--snaplen", "300000"},
+        {"--start", "5000000000"},
+        {"--seed", "-1"},
+        {"--truth", out},
+    };
+    for (auto args : bad) {
+        if (!args.empty()) args.insert(args.end(), {"--out", out});
+        std::string joined;
+        for (const auto& a : args) joined += a + " ";
+        EXPECT_THROW(parse_gen(args), CLI::ParseError) << joined;
+    }
+    EXPECT_NO_THROW(parse_gen({"--out", out, "--zipf", "0", "--ipv6", "1", "--sizes",
+                               "60:1,65535:0.001", "--rate", "1e9"}));
+}
+
+TEST(Gen, UsageErrorExitsWithTwoAndIoErrorWithOne) {
+    const std::string bin = FLOWSKETCH_BINARY;
+    const int usage = std::system((bin + " gen --out /dev/null --packets 0 2>/dev/null").c_str());
+    ASSERT_TRUE(WIFEXITED(usage));
+    EXPECT_EQ(WEXITSTATUS(usage), 2);
+    EXPECT_EQ(run_gen({"--packets", "10", "--out", "/nonexistent-dir/x.pcap"}), 1);
+}
+
+}  // namespace
