@@ -212,6 +212,16 @@ void CountMinSketch::update_and_estimate(const Hash128& hash,
     }
 }
 
+void CountMinSketch::prefetch(const Hash128& hash) const noexcept {
+    std::uint32_t cols[max_depth];
+    columns(hash, cols);
+    const std::size_t row_stride = std::size_t{params_.width} * params_.lanes;
+    const std::uint64_t* base = counters_.data();
+    for (std::uint32_t row = 0; row < params_.depth; ++row) {
+        __builtin_prefetch(base + row * row_stride + std::size_t{cols[row]} * params_.lanes, 1, 3);
+    }
+}
+
 void CountMinSketch::update(const Hash128& hash, std::uint64_t weight) noexcept {
     update(hash, std::span<const std::uint64_t>(&weight, 1));
 }

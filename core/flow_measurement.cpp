@@ -36,7 +36,10 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
 }
 
 void FlowMeasurement::add(const PacketRecord& packet) noexcept {
-    const Hash128 hash = hash_key(packet.key, config_.hash_seed);
+    add_hashed(packet, hash_key(packet.key, config_.hash_seed));
+}
+
+void FlowMeasurement::add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept {
     const std::array<std::uint64_t, Lane::lanes> weights = {1, packet.wire_length, 1,
                                                             packet.wire_length};
     std::array<std::uint64_t, Lane::lanes> estimates;
@@ -48,7 +51,22 @@ void FlowMeasurement::add(const PacketRecord& packet) noexcept {
 }
 
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
-    for (const PacketRecord& packet : packets) add(packet);
+    // Hash a chunk first, then update with the sketch cells of a packet a few
+    // places ahead already on their way into the cache.
+    constexpr std::size_t chunk = 64;
+    constexpr std::size_t lookahead = 6;
+    std::array<Hash128, chunk> hashes;
+    for (std::size_t begin = 0; begin < packets.size(); begin += chunk) {
+        const std::size_t n = std::min(chunk, packets.size() - begin);
+        for (std::size_t i = 0; i < n; ++i) {
+            hashes[i] = hash_key(packets[begin + i].key, config_.hash_seed);
+        }
+        for (std::size_t i = 0; i < std::min(lookahead, n); ++i) sketch_.prefetch(hashes[i]);
+        for (std::size_t i = 0; i < n; ++i) {
+            if (i + lookahead < n) sketch_.prefetch(hashes[i + lookahead]);
+            add_hashed(packets[begin + i], hashes[i]);
+        }
+    }
 }
 
 std::vector<HeavyHitter> FlowMeasurement::rank(const HeavyHitterCandidates& candidates,

@@ -65,6 +65,7 @@ private:
     // Lanes of every sketch cell: this interval's and the run's packets and bytes.
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 
+    void add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
     std::vector<HeavyHitter> rank(const HeavyHitterCandidates& candidates, Lane lane) const;
