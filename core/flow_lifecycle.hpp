@@ -1,0 +1,215 @@
+// Flow lifecycle: which flows are new, how many are active, how many expired
+// and how many ended, in memory fixed by (max_flows, target_fpr), with the
+// error of every answer. Full design, proofs and sizing: docs/flow-lifecycle.md.
+//
+// Structure: a timestamp Bloom filter. m cells of 4 bits; a cell holds the
+// stamp (1..15, cycling) of the newest generation in which some flow probed
+// it, 0 for "no flow in the last G + 1 generations". Time is cut into
+// generations of P = ⌈T/G⌉ (T the idle timeout); the live window is the
+// current generation and the G before it. A packet writes the current stamp
+// into its flow's k cells. At each generation boundary the cells holding the
+// stamp that leaves the window are cleared (one SWAR pass over m/16 words).
+// This is the counting filter of DESIGN.md ("G generations of bitsets plus a
+// counter of generations per position") with the counter replaced by the
+// newest generation: counter(i) ≠ 0 ⇔ cell(i) ≠ 0, so the set of flows it
+// answers "active" for is identical, in 4 bits per position instead of G + 4,
+// and a packet touches k positions instead of 2k.
+//
+// Guarantees (m cells, k probes, ρ = fraction of non-zero cells):
+//  - no false negatives: a flow with a packet less than G·P ≥ T ago is active;
+//  - a flow expires at the first generation boundary more than G·P after its
+//    last packet: between G·P and (G + 1)·P after it (T < delay ≤ T + P when
+//    G divides T);
+//  - a packet is reported new only if its flow is not active (never an
+//    overcount); a new flow is missed with probability ≤ the false-positive
+//    rate f = ρ^k (two-choice: 1 − (1 − ρ^k)²) at that moment;
+//  - active (standard): n̂ = ln(Z/m) / ln(1 − k/m) from the Z zero cells, with
+//    Var(n̂) ≈ (m/k²)·(e^t − t − 1), t = ln(m/Z) (linear counting of n·k probes);
+//  - expired (standard): Σ over boundaries of n̂(before) − n̂(after), with
+//    Var ≈ (m/k²)·(m/Z_b − m/Z_a − ln(Z_a/Z_b)) per boundary (Z_b zeros before
+//    clearing, Z_a after);
+//  - two-choice: a flow sets fewer new cells, so n̂ does not apply; active and
+//    expired come from per-generation flow tokens (exact when no lookup is a
+//    false positive), corrected by the expected number of false-positive
+//    lookups (see the doc).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "core/hash.hpp"
+#include "core/probes.hpp"
+
+namespace flowsketch::core {
+
+enum class SeenFilterKind : std::uint8_t { standard = 0, two_choice = 1 };
+
+std::string_view seen_filter_kind_name(SeenFilterKind kind) noexcept;
+
+/// Largest G: the live window holds G + 1 stamps and a 4-bit cell has 15 non-zero values.
+inline constexpr std::uint32_t max_lifecycle_generations = 14;
+
+/// TCP flag bits that end a flow.
+inline constexpr std::uint8_t tcp_fin = 0x01;
+inline constexpr std::uint8_t tcp_rst = 0x04;
+
+/// What a configuration costs and promises at its design load.
+struct FlowLifecycleSizing {
+    std::uint64_t cells = 0;        ///< m: smallest prime ≥ ⌈n·k_std / ln 2⌉
+    std::uint32_t k = 0;            ///< probes per group
+    double design_fill = 0;         ///< predicted ρ with max_flows active
+    double design_fpr = 0;          ///< predicted false-positive rate at that fill
+    std::size_t table_bytes = 0;    ///< m/2 (4-bit cells) + m/8 (ended filter), rounded to words
+};
+
+struct FlowLifecycleConfig {
+    std::uint64_t max_flows = 1'000'000;  ///< n: concurrently active flows planned
+    double target_fpr = 0.001;            ///< δ: "already seen" false-positive rate at n
+    std::int64_t idle_timeout_ns = 60'000'000'000;  ///< T
+    std::uint32_t generations = 8;        ///< G, 1..14: expiry precision is T/G
+    SeenFilterKind kind = SeenFilterKind::standard;
+    std::uint64_t seed = 0;               ///< perturbs the probe positions
+    double overfill_factor = 2.0;         ///< warn when fpr > factor·δ
+
+    /// k = ⌈log2(1/δ)⌉ (DESIGN.md, Bloom sizing). Throws unless 0 < δ < 1 and k ≤ 64.
+    static std::uint32_t probes_for(double target_fpr);
+    /// m = smallest prime ≥ ⌈n·k / ln 2⌉ with k = probes_for(δ): the DESIGN.md size,
+    /// made prime so double hashing needs no division and the k probes are distinct.
+    static std::uint64_t cells_for(std::uint64_t max_flows, double target_fpr);
+    /// Validates and sizes. Standard: (m, k) as above, ρ = 1 − (1 − k/m)^n ≈ 1/2,
+    /// f = ρ^k ≤ δ. Two-choice: the same m (same memory), k chosen to minimise
+    /// the Lumetta–Mitzenmacher prediction 1 − (1 − z^k)² with z from their (3.2).
+    /// Throws std::invalid_argument on bad values.
+    FlowLifecycleSizing sizing() const;
+    /// P = ⌈T/G⌉ (so G·P ≥ T: no flow expires before T).
+    std::int64_t generation_period_ns() const noexcept;
+};
+
+/// One interval's answers. Counts are since the last start_new_interval();
+/// active, fill and fpr are as of the last observe()/advance_to().
+struct FlowCounts {
+    std::uint64_t packets = 0;      ///< observe() calls
+    std::uint64_t new_flows = 0;    ///< packets whose flow was not active: ≤ the true count
+    /// Expected number of new flows hidden by false positives:
+    /// μ = Σ over generation segments of new_in_segment · f/(1 − f), f the segment's
+    /// end-of-segment (= highest) false-positive rate.
+    double new_undercount_expected = 0;
+    /// truth − new_flows ≤ μ + L/3 + √((L/3)² + 2μL), L = ln 1000 (Freedman/Bernstein,
+    /// probability ≈ 0.999).
+    double new_undercount_bound = 0;
+
+    double active = 0;              ///< estimated active flows (G·P window)
+    double active_stderr = 0;
+    double active_lower = 0;        ///< standard: active − 3·stderr; two-choice: tokens
+    double active_upper = 0;        ///< standard: active + 3·stderr; two-choice: tokens + bound
+
+    double expired = 0;             ///< flows whose expiry boundary fell in the interval
+    double expired_stderr = 0;
+
+    std::uint64_t ended = 0;        ///< distinct flows with a FIN or RST packet
+    double ended_undercount_bound = 0;  ///< same form as new_undercount_bound, ended filter's f
+
+    double fill = 0;                ///< ρ
+    double fpr = 0;                 ///< current false-positive rate of the seen filter
+    double max_fpr = 0;             ///< highest fpr at any generation end in the interval, or now
+    double target_fpr = 0;
+    bool overfilled = false;        ///< max_fpr > overfill_factor · target_fpr
+    std::uint64_t generations_advanced = 0;  ///< generation boundaries crossed
+};
+
+class FlowLifecycle {
+public:
+    /// Throws std::invalid_argument (see FlowLifecycleConfig::sizing).
+    explicit FlowLifecycle(const FlowLifecycleConfig& config);
+
+    /// One packet: advances generations if its time passed a boundary (never
+    /// backwards), then refreshes its flow. Returns true if the flow was not
+    /// active before this packet. FIN or RST in tcp_flags counts the flow as
+    /// ended (pass 0 for non-TCP). O(k) cell touches (2k for two-choice when the
+    /// flow was not refreshed in the current generation); no allocation.
+    bool observe(const Hash128& hash, std::int64_t timestamp_ns, std::uint8_t tcp_flags) noexcept;
+
+    /// Time passes without packets (live idle timer, end of an interval).
+    /// Crossing b boundaries costs min(b, G + 1) passes over the cells.
+    void advance_to(std::int64_t timestamp_ns) noexcept;
+
+    /// True if the flow is active (always for a flow with a packet in the last
+    /// G·P; for others with probability fpr). Does not change anything.
+    bool contains(const Hash128& hash) const noexcept;
+
+    FlowCounts interval_counts() const;
+    void start_new_interval() noexcept;
+
+    const FlowLifecycleConfig& config() const noexcept { return config_; }
+    const FlowLifecycleSizing& sizing() const noexcept { return sizing_; }
+    std::int64_t generation_period_ns() const noexcept { return period_ns_; }
+    /// Start of the current generation (the first timestamp seen starts generation 0).
+    std::int64_t generation_start_ns() const noexcept { return gen_start_ns_; }
+    /// Full passes over the cell array so far (for tests and benchmarks).
+    std::uint64_t cell_passes() const noexcept { return cell_passes_; }
+    /// Fixed at construction: object plus both tables.
+    std::size_t memory_bytes() const noexcept;
+
+private:
+    static constexpr std::uint8_t dead = 0xff;  // age_of_ value for an empty cell
+    struct Scan {
+        std::uint32_t max_age = 0;  // dead if some cell is empty
+        std::uint32_t zeros = 0;
+    };
+
+    void generate(const Hash128& hash, std::uint64_t* out) const noexcept;
+    Hash128 second_group(const Hash128& hash) const noexcept;
+    std::uint32_t cell(std::uint64_t i) const noexcept {
+        return static_cast<std::uint32_t>(cells_[i >> 4] >> ((i & 15) << 2)) & 15u;
+    }
+    Scan scan(const std::uint64_t* pos) const noexcept;
+    void touch(const std::uint64_t* pos, const Scan& s) noexcept;
+    void note_end(const std::uint64_t* pos) noexcept;
+    void advance_slow(std::int64_t timestamp_ns) noexcept;
+    void rotate_once() noexcept;
+    void close_segment() noexcept;
+    double current_fpr() const noexcept;
+    double estimate(double zeros) const noexcept;
+
+    FlowLifecycleConfig config_;
+    FlowLifecycleSizing sizing_;
+    std::uint64_t m_ = 0;
+    std::uint32_t k_ = 0;
+    std::uint32_t live_ = 0;  // G + 1
+    std::int64_t period_ns_ = 0;
+    std::uint64_t seed1_ = 0, seed2_ = 0;
+
+    std::vector<std::uint64_t> cells_;      // 16 cells of 4 bits per word
+    std::vector<std::uint64_t> ended_bits_; // 1 bit per position, cleared per interval
+    std::uint64_t nonzero_ = 0;
+    std::uint64_t ended_ones_ = 0;
+
+    bool started_ = false;
+    std::int64_t gen_start_ns_ = 0;
+    std::int64_t next_boundary_ns_ = std::numeric_limits<std::int64_t>::min();
+    std::uint32_t cur_stamp_ = 1;
+    std::array<std::uint8_t, 16> age_of_{};          // stamp → age (0..G) or dead
+    std::array<std::uint8_t, 16> stamp_at_age_{};    // age 0..14 → stamp
+    std::array<std::int64_t, 16> tokens_{};          // flows by stamp of their last packet
+    std::array<double, 16> deficit_{};               // expected token deficit by stamp
+
+    // Current generation segment (since the last boundary or interval start).
+    std::uint64_t seg_new_ = 0;
+    std::uint64_t seg_moves_ = 0;
+    // Interval.
+    std::uint64_t packets_ = 0;
+    std::uint64_t new_flows_ = 0;
+    std::uint64_t ended_ = 0;
+    double undercount_mu_ = 0;
+    double expired_est_ = 0;
+    double expired_var_ = 0;
+    double max_fpr_ = 0;
+    std::uint64_t generations_advanced_ = 0;
+    std::uint64_t cell_passes_ = 0;
+};
+
+}  // namespace flowsketch::core
