@@ -87,7 +87,8 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
         ->check(finite_range(0, 100))
         ->capture_default_str();
     cmd->add_option("--sizes", *sizes_text,
-                    "Frame-size mix SIZE:WEIGHT,... (frame bytes without FCS, 60-65535)")
+                    "Frame-size mix SIZE:WEIGHT,... (frame bytes without FCS, 60-65535; a size "
+                    "too small for a flow's headers is raised to fit them)")
         ->check(CLI::Validator(
             [](std::string& text) -> std::string {
                 try {
