@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     // Commands: measurement is the default; gen and lab are subcommands.
     setup_measure_command(app, runner);
     setup_gen_command(app, runner);
+    setup_lab_command(app, runner);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -219,8 +219,7 @@ TEST(Serialization, RejectsHostileParametersBeforeAllocating) {
 
     // A width that no longer matches the data (and is not prime).
     Bytes composite = serialize(sample_count_min(11));
-    const std::uint32_t width = composite[28] | composite[29] << 8;
-    composite[28] = static_cast<std::uint8_t>(width + 1);  // even, so not prime
+    composite[28] = static_cast<std::uint8_t>(composite[28] + 1);  // odd prime + 1: even
     reseal(composite);
     EXPECT_THROW((void)deserialize_count_min(composite, 11), FormatError);
 }
