@@ -287,10 +287,13 @@ void FlowLifecycle::close_segment() noexcept {
     const double r = miss_ratio(f);
     const double seg_new = static_cast<double>(seg_new_);
     if (seg_new_ != 0) undercount_mu_ += seg_new * r;
-    // Token deficit (two-choice): a missed new flow, or a refresh whose cells
-    // were all renewed by other flows (probability ≤ f), each shifts one token.
-    if (seg_new_ != 0) deficit_[cur_stamp_] += seg_new * r;
-    if (seg_moves_ != 0) deficit_[cur_stamp_] += static_cast<double>(seg_moves_) * f;
+    // Token errors (two-choice): a missed new flow takes another flow's token
+    // (expected seg_new·f/(1 − f)); a refresh whose cells were all renewed by
+    // other flows after its last packet (probability well below f) moves a
+    // token from the wrong generation. Each shifts one token until the
+    // generation it came from leaves the window.
+    if (seg_new_ != 0) hidden_[cur_stamp_] += seg_new * r;
+    if (seg_moves_ != 0) misplaced_[cur_stamp_] += static_cast<double>(seg_moves_) * f;
     max_fpr_ = std::max(max_fpr_, f);
     seg_new_ = 0;
     seg_moves_ = 0;
@@ -324,11 +327,12 @@ void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
         } else {
             for (std::uint32_t s = 1; s < 16; ++s) {
                 expired_est_ += static_cast<double>(std::max<std::int64_t>(tokens_[s], 0));
-                expired_var_ += deficit_[s];
+                expired_var_ += hidden_[s] + misplaced_[s];
             }
         }
         tokens_.fill(0);
-        deficit_.fill(0.0);
+        hidden_.fill(0.0);
+        misplaced_.fill(0.0);
         std::fill(cells_.begin(), cells_.end(), 0);
         nonzero_ = 0;
         ++cell_passes_;
@@ -383,10 +387,11 @@ void FlowLifecycle::rotate_once() noexcept {
         }
     } else {
         expired_est_ += static_cast<double>(std::max<std::int64_t>(tokens_[leaving], 0));
-        expired_var_ += deficit_[leaving];
+        expired_var_ += hidden_[leaving] + misplaced_[leaving];
     }
     tokens_[leaving] = 0;
-    deficit_[leaving] = 0.0;
+    hidden_[leaving] = 0.0;
+    misplaced_[leaving] = 0.0;
     // Everything ages by one; the new current stamp is free (cleared when it left).
     cur_stamp_ = cur_stamp_ % stamp_cycle + 1;
     for (std::uint32_t age = 15; age > 0; --age) stamp_at_age_[age] = stamp_at_age_[age - 1];
@@ -418,17 +423,21 @@ FlowCounts FlowLifecycle::interval_counts() const {
         c.active_upper = c.active + 3.0 * c.active_stderr;
     } else {
         double tokens = 0.0;
-        double deficit = static_cast<double>(seg_moves_) * f;
-        if (seg_new_ != 0) deficit += static_cast<double>(seg_new_) * r;
+        double hidden = seg_new_ != 0 ? static_cast<double>(seg_new_) * r : 0.0;
+        double misplaced = static_cast<double>(seg_moves_) * f;
         for (std::uint32_t s = 1; s < 16; ++s) {
             tokens += static_cast<double>(tokens_[s]);
-            deficit += deficit_[s];
+            hidden += hidden_[s];
+            misplaced += misplaced_[s];
         }
         tokens = std::max(tokens, 0.0);
-        c.active = tokens + deficit;
-        c.active_stderr = std::sqrt(deficit);
+        // Missed new flows are missing tokens: add their expectation; its
+        // Poisson spread is the standard error. Misplaced tokens only widen
+        // the upper bound (their real rate is far below f).
+        c.active = tokens + hidden;
+        c.active_stderr = std::sqrt(hidden);
         c.active_lower = tokens;
-        c.active_upper = tokens + deficit + bernstein_deviation(deficit);
+        c.active_upper = tokens + hidden + misplaced + bernstein_deviation(hidden + misplaced);
     }
     c.expired = expired_est_;
     c.expired_stderr = std::sqrt(expired_var_);
@@ -448,7 +457,7 @@ FlowCounts FlowLifecycle::interval_counts() const {
 }
 
 void FlowLifecycle::start_new_interval() noexcept {
-    close_segment();  // folds the segment into the token deficits
+    close_segment();  // folds the segment into the token error expectations
     packets_ = 0;
     new_flows_ = 0;
     ended_ = 0;

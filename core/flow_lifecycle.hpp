@@ -195,7 +195,8 @@ private:
     std::array<std::uint8_t, 16> age_of_{};          // stamp → age (0..G) or dead
     std::array<std::uint8_t, 16> stamp_at_age_{};    // age 0..14 → stamp
     std::array<std::int64_t, 16> tokens_{};          // flows by stamp of their last packet
-    std::array<double, 16> deficit_{};               // expected token deficit by stamp
+    std::array<double, 16> hidden_{};     // expected missed new flows, by generation stamp
+    std::array<double, 16> misplaced_{};  // bound on misplaced token moves, by stamp
 
     // Current generation segment (since the last boundary or interval start).
     std::uint64_t seg_new_ = 0;
