@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <iterator>
-#include <stdexcept>
 #include <string>
 
 #include "reports/report_writer.hpp"
@@ -59,22 +58,6 @@ void append_flows(Out out, const std::vector<core::HeavyHitter>& flows) {
     *out++ = ']';
 }
 
-class JsonLinesWriter final : public ReportWriter {
-public:
-    explicit JsonLinesWriter(std::FILE* out) : out_(out) {}
-    void write(const Report& report) override {
-        std::string line = to_json(report);
-        line.push_back('\n');
-        // One fwrite per line and a flush: a tailing reader sees whole lines.
-        if (std::fwrite(line.data(), 1, line.size(), out_) != line.size() || std::fflush(out_) != 0) {
-            throw std::runtime_error("cannot write report");
-        }
-    }
-
-private:
-    std::FILE* out_;
-};
-
 }  // namespace
 
 std::string to_json(const Report& report) {
@@ -112,10 +95,6 @@ std::string to_json(const Report& report) {
     }
     fmt::format_to(out, "]}}");
     return text;
-}
-
-std::unique_ptr<ReportWriter> make_json_lines_writer(std::FILE* out) {
-    return std::make_unique<JsonLinesWriter>(out);
 }
 
 }  // namespace flowsketch::reports

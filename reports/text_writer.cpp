@@ -6,7 +6,6 @@
 #include <cmath>
 #include <ctime>
 #include <iterator>
-#include <stdexcept>
 #include <string>
 
 #include "reports/report_writer.hpp"
@@ -72,20 +71,6 @@ void append_table(std::string& text, const char* title, const char* unit,
     }
 }
 
-class TextWriter final : public ReportWriter {
-public:
-    explicit TextWriter(std::FILE* out) : out_(out) {}
-    void write(const Report& report) override {
-        const std::string text = to_text(report);
-        if (std::fwrite(text.data(), 1, text.size(), out_) != text.size() || std::fflush(out_) != 0) {
-            throw std::runtime_error("cannot write report");
-        }
-    }
-
-private:
-    std::FILE* out_;
-};
-
 }  // namespace
 
 std::string to_text(const Report& report) {
@@ -115,21 +100,6 @@ std::string to_text(const Report& report) {
     for (const auto& warning : report.warnings) fmt::format_to(out, "  warning: {}\n", warning);
     text.push_back('\n');
     return text;
-}
-
-ReportFormat parse_report_format(std::string_view name) {
-    if (name == "text") return ReportFormat::text;
-    if (name == "json") return ReportFormat::json;
-    throw std::invalid_argument("unknown report format '" + std::string(name) + "'");
-}
-
-std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, std::FILE* out) {
-    if (format == ReportFormat::json) return make_json_lines_writer(out);
-    return make_text_writer(out);
-}
-
-std::unique_ptr<ReportWriter> make_text_writer(std::FILE* out) {
-    return std::make_unique<TextWriter>(out);
 }
 
 }  // namespace flowsketch::reports

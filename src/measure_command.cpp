@@ -26,6 +26,8 @@ struct MeasureOptions {
     bool conservative = false;
     std::uint32_t top = 10;
     std::string format = "text";
+    std::string output;        // empty: standard output
+    bool also_stdout = false;  // with --output: print to standard output as well
 };
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -76,14 +78,28 @@ int run_measure(const MeasureOptions& options) {
     PipelineConfig config;
     config.interval_seconds = options.interval;
     config.measurement.top_k = options.top;
-    std::unique_ptr<reports::ReportWriter> writer;
     std::unique_ptr<Pipeline> pipeline;
+    std::unique_ptr<reports::ReportOutput> stdout_output;
+    std::unique_ptr<reports::ReportOutput> file_output;
+    std::unique_ptr<reports::ReportWriter> writer;
     try {
         config.measurement.sketch = sketch_params(options);
-        writer = reports::make_report_writer(reports::parse_report_format(options.format), stdout);
+        const reports::ReportFormat format = reports::parse_report_format(options.format);
+        std::vector<std::unique_ptr<reports::ReportWriter>> writers;
+        if (options.output.empty() || options.also_stdout) {
+            stdout_output = reports::ReportOutput::standard_output();
+            writers.push_back(reports::make_report_writer(format, *stdout_output));
+        }
+        if (!options.output.empty()) {
+            file_output = reports::ReportOutput::append_to(options.output);
+            writers.push_back(reports::make_report_writer(format, *file_output));
+        }
+        writer = reports::make_tee_writer(std::move(writers));
         pipeline = std::make_unique<Pipeline>(config, *writer);
     } catch (const std::invalid_argument& e) {
         return fail(exit_usage_error, e.what());
+    } catch (const std::runtime_error& e) {
+        return fail(exit_runtime_error, fmt::format("cannot open output {}", e.what()));
     }
 
     // Open every file (and compile the filter against each link type) before
@@ -180,9 +196,15 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--top", options->top, "Heavy hitters per report")
         ->check(CLI::Range(1u, 10000u))
         ->capture_default_str();
-    app.add_option("--format", options->format, "Report format: text or json (JSON Lines)")
-        ->check(CLI::IsMember({"text", "json"}))
+    app.add_option("--format", options->format,
+                   "Report format: text, json (JSON Lines) or csv (a row per heavy hitter)")
+        ->check(CLI::IsMember({"text", "json", "csv"}))
         ->capture_default_str();
+    app.add_option("-o,--output", options->output,
+                   "Append reports to FILE instead of standard output (whole reports only)")
+        ->type_name("FILE");
+    app.add_flag("--stdout", options->also_stdout,
+                 "With --output: print reports to standard output as well");
     app.add_option("expression", options->filter_words,
                    "BPF filter expression, as in tcpdump (e.g. tcp port 443)");
     app.callback([options, &runner, &app] {

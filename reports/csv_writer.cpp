@@ -1,0 +1,37 @@
+// CSV rendering: one row per heavy hitter per report, for spreadsheets and
+// tools that want flat rows. Columns are a contract (docs/report-csv.md):
+// new columns are added at the end, never renamed, dropped or reordered.
+#include <fmt/format.h>
+
+#include <iterator>
+
+#include "reports/report_writer.hpp"
+
+namespace flowsketch::reports {
+
+std::string csv_header() {
+    return "kind,start,end,ranking,rank,proto,src,dst,sport,dport,estimate,lower,"
+           "window_packets,window_bytes,epsilon,delta\n";
+}
+
+std::string to_csv_rows(const Report& report) {
+    std::string rows;
+    auto out = std::back_inserter(rows);
+    // Addresses and numbers never contain commas or quotes: no quoting needed.
+    const auto append = [&](const char* ranking, const std::vector<core::HeavyHitter>& flows) {
+        int rank = 1;
+        for (const auto& flow : flows) {
+            fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+                           kind_name(report.kind), report.start, report.end, ranking, rank++,
+                           flow.key.protocol, core::format_address(flow.key, true),
+                           core::format_address(flow.key, false), flow.key.src_port,
+                           flow.key.dst_port, flow.estimate, flow.lower, report.packets,
+                           report.bytes, report.sketch.epsilon, report.sketch.delta);
+        }
+    };
+    append("packets", report.top_packets);
+    append("bytes", report.top_bytes);
+    return rows;
+}
+
+}  // namespace flowsketch::reports
