@@ -145,12 +145,14 @@ void CountMinSketch::columns(const Hash128& hash, std::uint32_t* out) const noex
         return;
     }
     // g_j = h1 + j·h2 mod w, stepped by addition: two divisions per key in all.
-    const std::uint32_t w = params_.width;
-    const auto step = static_cast<std::uint32_t>(hash.h2 % w);
-    auto g = static_cast<std::uint32_t>(hash.h1 % w);
+    // In 64 bits: the constructor accepts any 32-bit prime width, and for
+    // w ≥ 2^31 the sum g + step would wrap in 32 bits.
+    const std::uint64_t w = params_.width;
+    const std::uint64_t step = hash.h2 % w;
+    std::uint64_t g = hash.h1 % w;
     for (std::uint32_t row = 0; row < depth; ++row) {
-        out[row] = g;
-        g += step;  // both < w < 2^31: no overflow
+        out[row] = static_cast<std::uint32_t>(g);
+        g += step;  // both < w < 2^32: no overflow in 64 bits
         if (g >= w) g -= w;
     }
 }

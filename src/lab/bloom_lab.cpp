@@ -85,9 +85,8 @@ std::vector<Table> bloom_experiment(const LabOptions& options) {
         "  standard the formula (1-e^{-kn/m})^k; for partitioned the formula plus the chance of\n"
         "  an all-k-probe collision (docs/lab.md); for double/enhanced the standard filter's\n"
         "  observed rate (the paper's claim). z: (observed - expected) in standard errors\n"
-        "  (combined when expected is observed too); within: |z| <= 3 (t-adjusted\n"
-        "  for few trials). z_formula: against the\n"
-        "  plain formula.";
+        "  (combined when expected is observed too); within: |z| <= 3 (t-adjusted for few\n"
+        "  trials). z_formula: every scheme against the plain formula.";
     table.text_hidden = {"experiment", "n", "c", "rounds", "trials"};
     for (const std::uint32_t c : {4u, 8u, 12u, 16u}) {
         const std::uint32_t k = core::bloom_optimal_k(c, 1);
