@@ -1,6 +1,7 @@
 #include "core/flow_measurement.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <stdexcept>
 
@@ -33,6 +34,7 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
       total_by_packets_(candidate_capacity(config)),
       total_by_bytes_(candidate_capacity(config)) {
     config_.sketch = sketch_.params();
+    if (config.track_flows) lifecycle_ = std::make_unique<FlowLifecycle>(config.lifecycle);
 }
 
 void FlowMeasurement::add(const PacketRecord& packet) noexcept {
@@ -48,6 +50,10 @@ void FlowMeasurement::add_hashed(const PacketRecord& packet, const Hash128& hash
     interval_by_bytes_.offer(packet.key, hash, estimates[Lane::interval_bytes]);
     total_by_packets_.offer(packet.key, hash, estimates[Lane::total_packets]);
     total_by_bytes_.offer(packet.key, hash, estimates[Lane::total_bytes]);
+    if (lifecycle_) {
+        const std::uint8_t flags = packet.key.protocol == 6 ? packet.tcp_flags : 0;
+        lifecycle_->observe(hash, packet.timestamp_ns, flags);
+    }
 }
 
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
@@ -97,16 +103,81 @@ WindowSummary FlowMeasurement::summarize(Lane packets_lane, Lane bytes_lane,
     return summary;
 }
 
-WindowSummary FlowMeasurement::interval_summary() const {
-    return summarize(Lane::interval_packets, Lane::interval_bytes, interval_by_packets_,
-                     interval_by_bytes_);
+namespace {
+
+FlowSummary to_summary(const FlowCounts& c) {
+    FlowSummary f;
+    f.new_flows = c.new_flows;
+    f.new_undercount_bound = c.new_undercount_bound;
+    f.active = c.active;
+    f.active_stderr = c.active_stderr;
+    f.active_lower = c.active_lower;
+    f.active_upper = c.active_upper;
+    f.expired = c.expired;
+    f.expired_stderr = c.expired_stderr;
+    f.ended = c.ended;
+    f.ended_undercount_bound = c.ended_undercount_bound;
+    f.fpr = c.fpr;
+    f.max_fpr = c.max_fpr;
+    f.target_fpr = c.target_fpr;
+    f.overfilled = c.overfilled;
+    return f;
 }
 
+}  // namespace
+
+WindowSummary FlowMeasurement::interval_summary() const {
+    WindowSummary summary = summarize(Lane::interval_packets, Lane::interval_bytes,
+                                      interval_by_packets_, interval_by_bytes_);
+    if (lifecycle_) {
+        summary.has_flows = true;
+        summary.flows = to_summary(lifecycle_->interval_counts());
+    }
+    return summary;
+}
+
+// The run's flow answers: counts summed over intervals (bounds add up: a
+// union bound), active as of now, the worst fpr seen.
 WindowSummary FlowMeasurement::total_summary() const {
-    return summarize(Lane::total_packets, Lane::total_bytes, total_by_packets_, total_by_bytes_);
+    WindowSummary summary =
+        summarize(Lane::total_packets, Lane::total_bytes, total_by_packets_, total_by_bytes_);
+    if (lifecycle_) {
+        const FlowSummary now = to_summary(lifecycle_->interval_counts());
+        FlowSummary run = now;
+        const FlowSummary& closed = closed_intervals_flows_;
+        run.new_flows += closed.new_flows;
+        run.new_undercount_bound += closed.new_undercount_bound;
+        run.expired += closed.expired;
+        run.expired_stderr =
+            std::sqrt(now.expired_stderr * now.expired_stderr + closed_expired_variance_);
+        run.ended += closed.ended;
+        run.ended_undercount_bound += closed.ended_undercount_bound;
+        run.max_fpr = std::max(now.max_fpr, closed.max_fpr);
+        run.overfilled = now.overfilled || closed.overfilled;
+        summary.has_flows = true;
+        summary.flows = run;
+    }
+    return summary;
+}
+
+void FlowMeasurement::advance_to(std::int64_t timestamp_ns) noexcept {
+    if (lifecycle_) lifecycle_->advance_to(timestamp_ns);
 }
 
 void FlowMeasurement::start_new_interval() noexcept {
+    if (lifecycle_) {
+        const FlowSummary closed = to_summary(lifecycle_->interval_counts());
+        FlowSummary& run = closed_intervals_flows_;
+        run.new_flows += closed.new_flows;
+        run.new_undercount_bound += closed.new_undercount_bound;
+        run.expired += closed.expired;
+        closed_expired_variance_ += closed.expired_stderr * closed.expired_stderr;
+        run.ended += closed.ended;
+        run.ended_undercount_bound += closed.ended_undercount_bound;
+        run.max_fpr = std::max(run.max_fpr, closed.max_fpr);
+        run.overfilled = run.overfilled || closed.overfilled;
+        lifecycle_->start_new_interval();
+    }
     sketch_.clear_lane(Lane::interval_packets);
     sketch_.clear_lane(Lane::interval_bytes);
     interval_by_packets_.clear();
@@ -114,7 +185,7 @@ void FlowMeasurement::start_new_interval() noexcept {
 }
 
 std::size_t FlowMeasurement::memory_bytes() const noexcept {
-    return sizeof(*this) + sketch_.memory_bytes() + interval_by_packets_.memory_bytes() +
+    return sizeof(*this) + sketch_.memory_bytes() + (lifecycle_ ? lifecycle_->memory_bytes() : 0) + interval_by_packets_.memory_bytes() +
            interval_by_bytes_.memory_bytes() + total_by_packets_.memory_bytes() +
            total_by_bytes_.memory_bytes();
 }

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "core/count_min.hpp"
+#include "core/flow_lifecycle.hpp"
 #include "core/flow_key.hpp"
 #include "core/heavy_hitters.hpp"
 
@@ -26,6 +28,27 @@ struct MeasurementConfig {
     std::uint32_t top_k = 10;       // heavy hitters reported
     std::uint32_t candidates = 0;   // candidate-set size; 0 = max(4·top_k, 64)
     std::uint64_t hash_seed = 0x666c6f77736b7463ULL;  // "flowsktc"
+    bool track_flows = true;                 // the flow lifecycle (new/active/expired/ended)
+    FlowLifecycleConfig lifecycle;
+};
+
+/// Flow lifecycle answers over a window, with their bounds (see FlowCounts).
+/// For the whole run, counts are summed over intervals and active is as of now.
+struct FlowSummary {
+    std::uint64_t new_flows = 0;
+    double new_undercount_bound = 0;  // truth − new ≤ this (≈ 0.999 per interval)
+    double active = 0;
+    double active_stderr = 0;
+    double active_lower = 0;
+    double active_upper = 0;
+    double expired = 0;
+    double expired_stderr = 0;
+    std::uint64_t ended = 0;
+    double ended_undercount_bound = 0;
+    double fpr = 0;       // seen filter's false-positive rate now
+    double max_fpr = 0;   // highest over the window
+    double target_fpr = 0;
+    bool overfilled = false;
 };
 
 struct HeavyHitter {
@@ -40,6 +63,8 @@ struct WindowSummary {
     std::uint64_t bytes = 0;
     std::vector<HeavyHitter> top_packets;  // largest first
     std::vector<HeavyHitter> top_bytes;
+    bool has_flows = false;  // the lifecycle is tracked
+    FlowSummary flows;
 };
 
 class FlowMeasurement {
@@ -54,8 +79,14 @@ public:
     WindowSummary interval_summary() const;
     WindowSummary total_summary() const;
 
+    /// Lets time pass without packets (expiries up to `timestamp_ns` count).
+    void advance_to(std::int64_t timestamp_ns) noexcept;
+
     /// Closes the current interval: its counters stay in the run totals.
     void start_new_interval() noexcept;
+
+    /// The lifecycle (null when not tracked).
+    const FlowLifecycle* lifecycle() const noexcept { return lifecycle_.get(); }
 
     const CountMinParams& sketch_params() const noexcept { return sketch_.params(); }
     const MeasurementConfig& config() const noexcept { return config_; }
@@ -76,6 +107,9 @@ private:
     HeavyHitterCandidates interval_by_bytes_;
     HeavyHitterCandidates total_by_packets_;
     HeavyHitterCandidates total_by_bytes_;
+    std::unique_ptr<FlowLifecycle> lifecycle_;
+    FlowSummary closed_intervals_flows_;  // run sums over closed intervals
+    double closed_expired_variance_ = 0;
 };
 
 }  // namespace flowsketch::core

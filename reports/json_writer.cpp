@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iterator>
 #include <string>
+#include <utility>
 
 #include "reports/report_writer.hpp"
 
@@ -86,6 +87,46 @@ std::string to_json(const Report& report) {
     append_flows(out, report.top_packets);
     fmt::format_to(out, ",\"top_bytes\":");
     append_flows(out, report.top_bytes);
+    if (report.has_flows) {
+        const core::FlowSummary& f = report.flows.counts;
+        fmt::format_to(out, ",\"flows\":{{\"new\":{},\"active\":", f.new_flows);
+        append_number(out, f.active);
+        fmt::format_to(out, ",\"expired\":");
+        append_number(out, f.expired);
+        fmt::format_to(out, ",\"ended\":{},\"fpr\":", f.ended);
+        append_number(out, f.fpr);
+        const std::pair<const char*, double> bounds[] = {
+            {"new_undercount_bound", f.new_undercount_bound},
+            {"active_stderr", f.active_stderr},
+            {"active_lower", f.active_lower},
+            {"active_upper", f.active_upper},
+            {"expired_stderr", f.expired_stderr},
+            {"ended_undercount_bound", f.ended_undercount_bound},
+            {"max_fpr", f.max_fpr},
+            {"target_fpr", f.target_fpr},
+            {"idle_timeout", report.flows.idle_timeout},
+        };
+        for (const auto& [name, value] : bounds) {
+            fmt::format_to(out, ",\"{}\":", name);
+            append_number(out, value);
+        }
+        fmt::format_to(out, ",\"overfilled\":{},\"generations\":{},\"max_flows\":{},"
+                            "\"seen_filter\":\"{}\",\"memory_bytes\":{}}}",
+                       f.overfilled, report.flows.generations, report.flows.max_flows,
+                       report.flows.seen_filter, report.flows.memory_bytes);
+    }
+    fmt::format_to(out, ",\"interfaces\":[");
+    first = true;
+    for (const auto& interface : report.interfaces) {
+        if (!first) *out++ = ',';
+        first = false;
+        fmt::format_to(out, "{{\"name\":");
+        append_json_string(out, interface.name);
+        fmt::format_to(out, ",\"frames\":{},\"received\":{},\"dropped\":{},\"if_dropped\":{}}}",
+                       interface.frames, interface.received, interface.dropped,
+                       interface.if_dropped);
+    }
+    fmt::format_to(out, "],\"counts_are_lower_bounds\":{}", report.counts_are_lower_bounds);
     fmt::format_to(out, ",\"truncated\":{},\"warnings\":[", report.truncated);
     first = true;
     for (const auto& warning : report.warnings) {

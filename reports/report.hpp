@@ -27,6 +27,26 @@ struct SketchDescription {
     std::uint64_t memory_bytes = 0;  // whole measurement state, fixed by configuration
 };
 
+/// The flow lifecycle: seen / new / active / expired / ended flows, from a
+/// timestamp Bloom filter (docs/flow-lifecycle.md), each with its error.
+struct FlowSection {
+    core::FlowSummary counts;
+    std::string seen_filter;        // "standard" or "two-choice"
+    double idle_timeout = 0;        // seconds
+    std::uint32_t generations = 0;  // G: a flow expires T..T+T/G after its last packet
+    std::uint64_t max_flows = 0;    // planned concurrently active flows
+    std::uint64_t memory_bytes = 0;
+};
+
+/// One live interface's share of a report (live capture only).
+struct InterfaceReport {
+    std::string name;
+    std::uint64_t frames = 0;      // frames flowsketch read from it (after the filter)
+    std::uint64_t received = 0;    // libpcap ps_recv over the span
+    std::uint64_t dropped = 0;     // ps_drop: dropped by the kernel for lack of buffer
+    std::uint64_t if_dropped = 0;  // ps_ifdrop: dropped by the interface or driver
+};
+
 struct Report {
     ReportKind kind = ReportKind::interval;
     double start = 0;  // Unix seconds (interval: nominal boundary; final: first frame)
@@ -38,6 +58,10 @@ struct Report {
     SketchDescription sketch;
     std::vector<core::HeavyHitter> top_packets;  // largest first
     std::vector<core::HeavyHitter> top_bytes;
+    bool has_flows = false;
+    FlowSection flows;
+    std::vector<InterfaceReport> interfaces;  // live capture: per-interface totals and drops
+    bool counts_are_lower_bounds = false;     // frames were dropped before flowsketch saw them
     bool truncated = false;             // an input ended early or was damaged
     std::vector<std::string> warnings;  // human-readable, one per problem
 };

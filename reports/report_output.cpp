@@ -53,9 +53,21 @@ std::unique_ptr<ReportOutput> ReportOutput::standard_output() {
     return std::unique_ptr<ReportOutput>(new ReportOutput(STDOUT_FILENO, "standard output", false, true));
 }
 
-std::unique_ptr<ReportOutput> ReportOutput::append_to(const std::string& path) {
+int ReportOutput::open_append(const std::string& path) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) throw std::runtime_error(path + ": " + std::strerror(errno));
+    return fd;
+}
+
+void ReportOutput::reopen() {
+    if (!owned_) return;
+    const int fd = open_append(name_);
+    ::close(fd_);
+    fd_ = fd;
+}
+
+std::unique_ptr<ReportOutput> ReportOutput::append_to(const std::string& path) {
+    const int fd = open_append(path);
     struct stat info {};
     const bool empty = ::fstat(fd, &info) == 0 && info.st_size == 0;
     return std::unique_ptr<ReportOutput>(new ReportOutput(fd, path, true, empty));

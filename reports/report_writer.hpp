@@ -39,12 +39,16 @@ public:
     ReportOutput& operator=(const ReportOutput&) = delete;
 
     void write(std::string_view bytes);
+    /// Reopens a file output by its path (after log rotation moved it; SIGHUP).
+    /// Standard output is left as it is. Throws std::runtime_error naming the path.
+    void reopen();
     const std::string& name() const noexcept { return name_; }
     /// True if the output held nothing when opened (a CSV header is due).
     bool was_empty() const noexcept { return was_empty_; }
 
 private:
     ReportOutput(int fd, std::string name, bool owned, bool was_empty);
+    static int open_append(const std::string& path);
     int fd_;
     std::string name_;
     bool owned_;

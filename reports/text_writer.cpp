@@ -88,13 +88,39 @@ std::string to_text(const Report& report) {
                                with_separators(skip.count));
     }
     fmt::format_to(out, "  skipped: {}\n", skipped.empty() ? "none" : skipped);
+    for (const auto& interface : report.interfaces) {
+        fmt::format_to(out, "  interface {}: frames {}, received {}, dropped by kernel {}, by interface {}\n",
+                       interface.name, with_separators(interface.frames),
+                       with_separators(interface.received), with_separators(interface.dropped),
+                       with_separators(interface.if_dropped));
+    }
+    if (report.counts_are_lower_bounds) {
+        fmt::format_to(out, "  note: frames were dropped before flowsketch saw them; every count "
+                            "and bound below is a lower bound for this span\n");
+    }
     const auto& s = report.sketch;
     fmt::format_to(out,
-                   "  Count-Min {}{}: width {} x depth {}, {} KiB; ε = {:.4g}, δ = {:.3g}: every "
+                   "  Count-Min {}{}: width {} x depth {} (all state: {} KiB, fixed); ε = {:.4g}, δ = {:.3g}: every "
                    "true count lies in [lower bound, estimate] with probability ≥ {:.4f}%\n",
                    s.variant, s.conservative_update ? " (conservative update)" : "",
                    with_separators(s.width), s.depth, with_separators(s.memory_bytes / 1024),
                    s.epsilon, s.delta, 100.0 * (1.0 - s.delta));
+    if (report.has_flows) {
+        const auto& flows = report.flows;
+        const auto& f = flows.counts;
+        fmt::format_to(out,
+                       "  Flows ({} seen filter for {} active flows, {} KiB; idle timeout {:g} s, "
+                       "expiry within {:g} s after it):\n",
+                       flows.seen_filter, with_separators(flows.max_flows),
+                       with_separators(flows.memory_bytes / 1024), flows.idle_timeout,
+                       flows.idle_timeout / std::max<std::uint32_t>(flows.generations, 1));
+        fmt::format_to(out,
+                       "    new {} (may miss up to {:.0f})   active {:.0f} ± {:.0f}   expired "
+                       "{:.0f} ± {:.0f}   ended (FIN/RST) {}   seen-filter fpr {:.2g} (target {:.2g})\n",
+                       with_separators(f.new_flows), std::ceil(f.new_undercount_bound), f.active,
+                       f.active_stderr, f.expired, f.expired_stderr, with_separators(f.ended), f.fpr,
+                       f.target_fpr);
+    }
     append_table(text, "packets", "packets", report.top_packets, report.packets, s.epsilon);
     append_table(text, "bytes", "bytes", report.top_bytes, report.bytes, s.epsilon);
     for (const auto& warning : report.warnings) fmt::format_to(out, "  warning: {}\n", warning);

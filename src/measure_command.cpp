@@ -1,6 +1,7 @@
 // The default command: replay capture files (-r) through the pipeline.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -8,13 +9,21 @@
 #include <vector>
 
 #include "src/commands.hpp"
+#include "src/live_runner.hpp"
 #include "src/pipeline.hpp"
+#include "src/privileges.hpp"
 
 namespace flowsketch::app {
 namespace {
 
 struct MeasureOptions {
     std::vector<std::string> files;
+    std::vector<std::string> interfaces;
+    bool no_promiscuous = false;
+    int snaplen = 262144;
+    int buffer_size = 0;
+    bool immediate = false;
+    std::string user;  // -Z
     std::vector<std::string> filter_words;
     std::uint64_t count = 0;  // 0 = no limit
     double interval = 10.0;
@@ -26,6 +35,11 @@ struct MeasureOptions {
     bool conservative = false;
     std::uint32_t top = 10;
     std::string format = "text";
+    double idle_timeout = 60.0;
+    std::uint64_t max_flows = 1'000'000;
+    double flow_fpr = 0.001;
+    std::string seen_filter = "standard";
+    std::uint32_t generations = 8;
     std::string output;        // empty: standard output
     bool also_stdout = false;  // with --output: print to standard output as well
 };
@@ -71,13 +85,132 @@ core::CountMinParams sketch_params(const MeasureOptions& options) {
     return params;
 }
 
+// Replays capture files in order as one stream; intervals in packet time.
+int run_replay(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline) {
+    // Open every file (and compile the filter against each link type) before
+    // reading any: a bad file or filter fails before the first report.
+    std::vector<std::unique_ptr<capture::PcapFileSource>> sources;
+    try {
+        for (const auto& path : options.files) {
+            sources.push_back(std::make_unique<capture::PcapFileSource>(path, filter));
+            const int link = sources.back()->link_type();
+            if (!capture::is_supported_link_type(link)) {
+                fmt::print(stderr,
+                           "flowsketch: warning: {}: link type {} is not decoded; its frames are "
+                           "counted as unsupported_link_type\n",
+                           path, link);
+            }
+        }
+    } catch (const capture::FilterError& e) {
+        return fail(exit_usage_error, e.what());
+    } catch (const capture::CaptureError& e) {
+        return fail(exit_runtime_error, e.what());
+    }
+
+    install_stop_handlers();
+    {
+        capture::Frame frame;
+        bool done = false;
+        for (auto& source : sources) {
+            if (done) break;
+            const int link = source->link_type();
+            for (;;) {
+                if (options.count != 0 && pipeline.frames_total() >= options.count) {
+                    done = true;
+                    break;
+                }
+                if (stop_requested != 0) {
+                    done = true;
+                    break;
+                }
+                const capture::ReadStatus status = source->next(frame);
+                if (status == capture::ReadStatus::frame) {
+                    pipeline.on_frame(frame, link);
+                    continue;
+                }
+                if (status == capture::ReadStatus::damaged) {
+                    const std::string message =
+                        fmt::format("{}: {} (the packets before the damage are counted)",
+                                    source->path(), source->damage_message());
+                    fmt::print(stderr, "flowsketch: warning: {}\n", message);
+                    pipeline.note_damage(message);
+                }
+                break;
+            }
+        }
+        pipeline.finish();
+    }
+    return exit_ok;
+}
+
+// Captures live interfaces on one Asio event loop until SIGINT/SIGTERM or -c.
+int run_live(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline,
+             const PipelineConfig& config, reports::ReportOutput* file_output) {
+    (void)config;
+    std::vector<std::unique_ptr<capture::PcapLiveSource>> sources;
+    try {
+        for (const auto& name : options.interfaces) {
+            capture::LiveOptions live;
+            live.interface = name;
+            live.snaplen = options.snaplen;
+            live.promiscuous = !options.no_promiscuous;
+            live.buffer_size = options.buffer_size;
+            live.immediate = options.immediate;
+            live.filter = filter;
+            sources.push_back(std::make_unique<capture::PcapLiveSource>(live));
+            const int link = sources.back()->link_type();
+            if (!capture::is_supported_link_type(link)) {
+                fmt::print(stderr,
+                           "flowsketch: warning: interface {}: link type {} is not decoded; its "
+                           "frames are counted as unsupported_link_type\n",
+                           name, link);
+            }
+        }
+        if (!options.user.empty()) drop_privileges(options.user);
+    } catch (const capture::FilterError& e) {
+        return fail(exit_usage_error, e.what());
+    } catch (const capture::CaptureError& e) {
+        return fail(exit_runtime_error, e.what());
+    }
+
+    boost::asio::io_context io;
+    LiveRunnerConfig runner_config;
+    runner_config.interval_seconds = options.interval;
+    runner_config.count = options.count;
+    LiveRunner runner(io, pipeline, sources, runner_config);
+    runner.on_hangup = [file_output] {
+        if (file_output != nullptr) file_output->reopen();
+    };
+    runner.start();
+    io.run();
+    if (!runner.error().empty()) return fail(exit_runtime_error, runner.error());
+    return exit_ok;
+}
+
 int run_measure(const MeasureOptions& options) {
-    if (options.files.empty()) {
-        return fail(exit_usage_error, "no input: give one or more capture files with -r FILE");
+    if (options.files.empty() && options.interfaces.empty()) {
+        return fail(exit_usage_error,
+                    "no input: give capture files with -r FILE or interfaces with -i IFACE");
+    }
+    if (!options.files.empty() && !options.interfaces.empty()) {
+        return fail(exit_usage_error, "-r and -i cannot be combined: replay files or capture live");
+    }
+    if (!options.user.empty() && options.interfaces.empty()) {
+        return fail(exit_usage_error, "-Z drops privileges after opening interfaces: it needs -i");
     }
     PipelineConfig config;
+    config.packet_time_intervals = options.interfaces.empty();
+    config.interface_names = options.interfaces;
     config.interval_seconds = options.interval;
     config.measurement.top_k = options.top;
+    config.measurement.lifecycle.max_flows = options.max_flows;
+    config.measurement.lifecycle.target_fpr = options.flow_fpr;
+    config.measurement.lifecycle.idle_timeout_ns =
+        static_cast<std::int64_t>(std::llround(options.idle_timeout * 1e9));
+    config.measurement.lifecycle.generations = options.generations;
+    config.measurement.lifecycle.kind = options.seen_filter == "two-choice"
+                                            ? core::SeenFilterKind::two_choice
+                                            : core::SeenFilterKind::standard;
     std::unique_ptr<Pipeline> pipeline;
     std::unique_ptr<reports::ReportOutput> stdout_output;
     std::unique_ptr<reports::ReportOutput> file_output;
@@ -102,63 +235,13 @@ int run_measure(const MeasureOptions& options) {
         return fail(exit_runtime_error, fmt::format("cannot open output {}", e.what()));
     }
 
-    // Open every file (and compile the filter against each link type) before
-    // reading any: a bad file or filter fails before the first report.
     const std::string filter = join(options.filter_words);
-    std::vector<std::unique_ptr<capture::PcapFileSource>> sources;
     try {
-        for (const auto& path : options.files) {
-            sources.push_back(std::make_unique<capture::PcapFileSource>(path, filter));
-            const int link = sources.back()->link_type();
-            if (!capture::is_supported_link_type(link)) {
-                fmt::print(stderr,
-                           "flowsketch: warning: {}: link type {} is not decoded; its frames are "
-                           "counted as unsupported_link_type\n",
-                           path, link);
-            }
-        }
-    } catch (const capture::FilterError& e) {
-        return fail(exit_usage_error, e.what());
-    } catch (const capture::CaptureError& e) {
-        return fail(exit_runtime_error, e.what());
-    }
-
-    install_stop_handlers();
-    try {
-        capture::Frame frame;
-        bool done = false;
-        for (auto& source : sources) {
-            if (done) break;
-            const int link = source->link_type();
-            for (;;) {
-                if (options.count != 0 && pipeline->frames_total() >= options.count) {
-                    done = true;
-                    break;
-                }
-                if (stop_requested != 0) {
-                    done = true;
-                    break;
-                }
-                const capture::ReadStatus status = source->next(frame);
-                if (status == capture::ReadStatus::frame) {
-                    pipeline->on_frame(frame, link);
-                    continue;
-                }
-                if (status == capture::ReadStatus::damaged) {
-                    const std::string message =
-                        fmt::format("{}: {} (the packets before the damage are counted)",
-                                    source->path(), source->damage_message());
-                    fmt::print(stderr, "flowsketch: warning: {}\n", message);
-                    pipeline->note_damage(message);
-                }
-                break;
-            }
-        }
-        pipeline->finish();
+        if (!options.interfaces.empty()) return run_live(options, filter, *pipeline, config, file_output.get());
+        return run_replay(options, filter, *pipeline);
     } catch (const std::runtime_error& e) {
         return fail(exit_runtime_error, fmt::format("cannot write reports: {}", e.what()));
     }
-    return exit_ok;
 }
 
 }  // namespace
@@ -169,10 +252,28 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
                    "Capture file to replay (pcap or pcapng; repeat: files form one stream in order)")
         ->type_name("FILE")
         ->allow_extra_args(false);  // -r A tcp: "tcp" starts the filter, not a second file
+    app.add_option("-i,--interface", options->interfaces,
+                   "Capture live from IFACE (repeat for several; 'any' on Linux)")
+        ->type_name("IFACE")
+        ->allow_extra_args(false);
+    app.add_flag("-p,--no-promiscuous-mode", options->no_promiscuous,
+                 "Do not put interfaces into promiscuous mode");
+    app.add_option("-s,--snapshot-length", options->snaplen, "Bytes to capture per frame")
+        ->type_name("SNAPLEN")
+        ->check(CLI::Range(64, 262144))
+        ->capture_default_str();
+    app.add_option("-B,--buffer-size", options->buffer_size,
+                   "Kernel capture buffer in bytes (0: libpcap's default)")
+        ->check(CLI::Range(0, 1 << 30));
+    app.add_flag("--immediate", options->immediate,
+                 "Deliver each frame at once instead of in blocks (lower latency, more wake-ups)");
+    app.add_option("-Z,--relinquish-privileges", options->user,
+                   "After opening interfaces and outputs, drop root privileges to USER")
+        ->type_name("USER");
     app.add_option("-c,--count", options->count, "Stop after COUNT frames (0: no limit)")
         ->type_name("COUNT");
     app.add_option("--interval", options->interval,
-                   "Report every SECONDS of packet time (0: only the final report)")
+                   "Report every SECONDS (packet time for files, wall clock live; 0: final only)")
         ->type_name("SECONDS")
         ->check(CLI::Range(0.0, 1e9))
         ->capture_default_str();
@@ -199,6 +300,27 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--format", options->format,
                    "Report format: text, json (JSON Lines) or csv (a row per heavy hitter)")
         ->check(CLI::IsMember({"text", "json", "csv"}))
+        ->capture_default_str();
+    app.add_option("--idle-timeout", options->idle_timeout,
+                   "A flow with no packet for SECONDS expires (packet time for files)")
+        ->type_name("SECONDS")
+        ->check(CLI::Range(0.001, 1e7))
+        ->capture_default_str();
+    app.add_option("--max-flows", options->max_flows,
+                   "Concurrently active flows to size the seen filter for (fixes its memory)")
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
+        ->capture_default_str();
+    app.add_option("--flow-fpr", options->flow_fpr,
+                   "Target false-positive rate of the seen filter at --max-flows")
+        ->check(CLI::Range(1e-9, 0.5))
+        ->capture_default_str();
+    app.add_option("--seen-filter", options->seen_filter,
+                   "Seen-flow filter: standard, or two-choice (power of two choices)")
+        ->check(CLI::IsMember({"standard", "two-choice"}))
+        ->capture_default_str();
+    app.add_option("--generations", options->generations,
+                   "Generations per idle timeout: flows expire within timeout/G after it")
+        ->check(CLI::Range(1u, 14u))
         ->capture_default_str();
     app.add_option("-o,--output", options->output,
                    "Append reports to FILE instead of standard output (whole reports only)")

@@ -1,6 +1,8 @@
 #include "src/pipeline.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 namespace flowsketch::app {
@@ -9,6 +11,17 @@ namespace {
 constexpr std::int64_t ns_per_second = 1'000'000'000;
 
 double to_seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+std::string overfill_warning(const reports::FlowSection& flows) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "seen filter overfilled: false-positive rate reached %.3g (target %.3g); more "
+                  "than the planned %llu flows are active, so new flows are undercounted (see "
+                  "new_undercount_bound); raise --max-flows",
+                  flows.counts.max_fpr, flows.counts.target_fpr,
+                  static_cast<unsigned long long>(flows.max_flows));
+    return text;
+}
 
 // Floor division: interval boundaries are multiples of the interval, also
 // before 1970 (negative timestamps in damaged files).
@@ -30,6 +43,19 @@ std::int64_t interval_to_ns(double seconds) {
 void Pipeline::Counters::add(const Counters& other) noexcept {
     frames += other.frames;
     for (std::size_t i = 0; i < skipped.size(); ++i) skipped[i] += other.skipped[i];
+    for (std::size_t i = 0; i < source_frames.size(); ++i) {
+        source_frames[i] += other.source_frames[i];
+        source_stats[i].received += other.source_stats[i].received;
+        source_stats[i].dropped += other.source_stats[i].dropped;
+        source_stats[i].if_dropped += other.source_stats[i].if_dropped;
+    }
+}
+
+void Pipeline::Counters::reset() noexcept {
+    frames = 0;
+    skipped.fill(0);
+    std::fill(source_frames.begin(), source_frames.end(), 0);
+    std::fill(source_stats.begin(), source_stats.end(), capture::CaptureStats{});
 }
 
 Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
@@ -39,6 +65,12 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
       limits_(config.limits),
       interval_ns_(interval_to_ns(config.interval_seconds)) {
     batch_.reserve(batch_capacity);
+    const std::size_t sources = config.interface_names.size();
+    for (Counters* counters : {&interval_, &total_}) {
+        counters->source_frames.assign(sources, 0);
+        counters->source_stats.assign(sources, capture::CaptureStats{});
+    }
+    last_cumulative_.assign(sources, capture::CaptureStats{});
     if (interval_ns_ > 0 && interval_ns_ < 1000) {
         throw std::invalid_argument("interval must be at least one microsecond");
     }
@@ -59,16 +91,28 @@ void Pipeline::flush_batch() noexcept {
 
 void Pipeline::close_interval(std::int64_t next_timestamp_ns) {
     flush_batch();
-    writer_.write(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
+    measurement_.advance_to(interval_end_ns_);
+    emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
                               interval_, to_seconds(interval_start_ns_),
                               to_seconds(interval_end_ns_)));
     total_.add(interval_);
-    interval_ = Counters{};
+    interval_.reset();
     measurement_.start_new_interval();
     // Empty intervals are not reported: a gap of years in a capture must not
     // print millions of empty reports. The next interval is the one holding
     // the next frame.
     begin_at(next_timestamp_ns);
+}
+
+// Reports go to the writer; an overfilled seen filter is also said once on
+// stderr when it starts (and again if it recovers and overfills again).
+void Pipeline::emit(const reports::Report& report) {
+    const bool overfilled = report.has_flows && report.flows.counts.overfilled;
+    if (overfilled && !overfill_announced_) {
+        std::fprintf(stderr, "flowsketch: warning: %s\n", overfill_warning(report.flows).c_str());
+    }
+    if (report.kind == reports::ReportKind::interval) overfill_announced_ = overfilled;
+    writer_.write(report);
 }
 
 void Pipeline::note_damage(const std::string& message) {
@@ -78,15 +122,50 @@ void Pipeline::note_damage(const std::string& message) {
 
 void Pipeline::finish() {
     flush_batch();
+    if (seen_any_) measurement_.advance_to(last_ns_);
     if (interval_ns_ > 0 && started_ && interval_.frames > 0) {
-        writer_.write(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
+        emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
                                   interval_, to_seconds(interval_start_ns_),
                                   to_seconds(interval_end_ns_)));
     }
     total_.add(interval_);
-    interval_ = Counters{};
-    writer_.write(make_report(reports::ReportKind::final_report, measurement_.total_summary(),
+    interval_.reset();
+    emit(make_report(reports::ReportKind::final_report, measurement_.total_summary(),
                               total_, to_seconds(first_ns_), to_seconds(last_ns_)));
+}
+
+void Pipeline::set_capture_stats(const std::vector<capture::CaptureStats>& cumulative) {
+    for (std::size_t i = 0; i < cumulative.size() && i < last_cumulative_.size(); ++i) {
+        auto& share = interval_.source_stats[i];
+        share.received += cumulative[i].received - last_cumulative_[i].received;
+        share.dropped += cumulative[i].dropped - last_cumulative_[i].dropped;
+        share.if_dropped += cumulative[i].if_dropped - last_cumulative_[i].if_dropped;
+        last_cumulative_[i] = cumulative[i];
+    }
+}
+
+void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns) {
+    flush_batch();
+    measurement_.advance_to(end_ns);
+    emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
+                              interval_, to_seconds(start_ns), to_seconds(end_ns)));
+    total_.add(interval_);
+    interval_.reset();
+    measurement_.start_new_interval();
+}
+
+void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_ns,
+                         std::int64_t end_ns) {
+    if (interval_ns_ > 0) {
+        close_interval_at(interval_start_ns, end_ns);
+    } else {
+        flush_batch();
+        measurement_.advance_to(end_ns);
+        total_.add(interval_);
+        interval_.reset();
+    }
+    emit(make_report(reports::ReportKind::final_report, measurement_.total_summary(),
+                              total_, to_seconds(run_start_ns), to_seconds(end_ns)));
 }
 
 reports::Report Pipeline::make_report(reports::ReportKind kind, const core::WindowSummary& summary,
@@ -113,8 +192,28 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
     report.sketch.memory_bytes = measurement_.memory_bytes();
     report.top_packets = summary.top_packets;
     report.top_bytes = summary.top_bytes;
+    if (summary.has_flows) {
+        const core::FlowLifecycle& lifecycle = *measurement_.lifecycle();
+        report.has_flows = true;
+        report.flows.counts = summary.flows;
+        report.flows.seen_filter = std::string(core::seen_filter_kind_name(lifecycle.config().kind));
+        report.flows.idle_timeout = to_seconds(lifecycle.config().idle_timeout_ns);
+        report.flows.generations = lifecycle.config().generations;
+        report.flows.max_flows = lifecycle.config().max_flows;
+        report.flows.memory_bytes = lifecycle.memory_bytes();
+    }
+    for (std::size_t i = 0; i < config_.interface_names.size(); ++i) {
+        const auto& stats = counters.source_stats[i];
+        report.interfaces.push_back(reports::InterfaceReport{config_.interface_names[i],
+                                                             counters.source_frames[i], stats.received,
+                                                             stats.dropped, stats.if_dropped});
+        if (stats.dropped > 0 || stats.if_dropped > 0) report.counts_are_lower_bounds = true;
+    }
     report.truncated = truncated_;
     report.warnings = warnings_;
+    if (report.has_flows && report.flows.counts.overfilled) {
+        report.warnings.push_back(overfill_warning(report.flows));
+    }
     return report;
 }
 

@@ -10,6 +10,7 @@
 
 #include "capture/decode.hpp"
 #include "capture/pcap_file_source.hpp"
+#include "capture/pcap_live_source.hpp"
 #include "core/flow_measurement.hpp"
 #include "reports/report_writer.hpp"
 
@@ -18,6 +19,12 @@ namespace flowsketch::app {
 struct PipelineConfig {
     core::MeasurementConfig measurement;
     double interval_seconds = 10.0;  // 0 = only the final report
+    /// true: intervals follow packet timestamps (replays). false: the caller
+    /// closes intervals (live capture, on a wall-clock timer).
+    bool packet_time_intervals = true;
+    /// Live capture: one name per source; frames and drops are reported per
+    /// interface. Empty for replays.
+    std::vector<std::string> interface_names;
     capture::DecodeLimits limits;
 };
 
@@ -26,9 +33,10 @@ public:
     /// Throws std::invalid_argument on bad measurement parameters.
     Pipeline(const PipelineConfig& config, reports::ReportWriter& writer);
 
-    /// Handles one frame of the given link type (packet time from the frame).
-    void on_frame(const capture::Frame& frame, int link_type) {
-        if (interval_ns_ > 0) {
+    /// Handles one frame of the given link type (packet time from the frame)
+    /// read from source `source` (an index into interface_names, 0 for files).
+    void on_frame(const capture::Frame& frame, int link_type, std::size_t source = 0) {
+        if (interval_ns_ > 0 && config_.packet_time_intervals) {
             if (!started_) {
                 begin_at(frame.timestamp_ns);
             } else if (frame.timestamp_ns >= interval_end_ns_) {
@@ -37,6 +45,7 @@ public:
         }
         note_time(frame.timestamp_ns);
         ++interval_.frames;
+        if (source < interval_.source_frames.size()) ++interval_.source_frames[source];
         capture::DecodedPacket decoded;
         const capture::SkipReason reason =
             capture::decode_frame(link_type, frame.data, frame.captured_length, decoded, limits_);
@@ -52,8 +61,19 @@ public:
     /// Records that an input was cut short or damaged; shown in the next reports.
     void note_damage(const std::string& message);
 
+    /// Live capture: the sources' cumulative libpcap counters, read just
+    /// before an interval is closed (the report shows the interval's share).
+    void set_capture_stats(const std::vector<capture::CaptureStats>& cumulative);
+
+    /// Live capture: closes the interval [start_ns, end_ns) (wall clock) and
+    /// reports it, even when it saw no packets (a live probe reports silence).
+    void close_interval_at(std::int64_t start_ns, std::int64_t end_ns);
+
     /// Emits the last interval (if intervals are on) and the final report.
+    /// Live capture passes the wall-clock span of the last, partial interval
+    /// and of the whole run; replays use packet time.
     void finish();
+    void finish_at(std::int64_t interval_start_ns, std::int64_t run_start_ns, std::int64_t end_ns);
 
     std::uint64_t frames_total() const noexcept { return total_.frames + interval_.frames; }
 
@@ -63,7 +83,10 @@ private:
     struct Counters {
         std::uint64_t frames = 0;
         std::array<std::uint64_t, capture::skip_reason_count> skipped{};
+        std::vector<std::uint64_t> source_frames;        // per live interface
+        std::vector<capture::CaptureStats> source_stats;  // libpcap counters' share
         void add(const Counters& other) noexcept;
+        void reset() noexcept;
     };
 
     void begin_at(std::int64_t timestamp_ns) noexcept;
@@ -77,6 +100,7 @@ private:
     }
     void close_interval(std::int64_t next_timestamp_ns);
     void flush_batch() noexcept;
+    void emit(const reports::Report& report);
     reports::Report make_report(reports::ReportKind kind, const core::WindowSummary& summary,
                                 const Counters& counters, double start, double end) const;
 
@@ -94,7 +118,9 @@ private:
     std::int64_t last_ns_ = 0;
     Counters interval_;
     Counters total_;  // closed intervals only
+    std::vector<capture::CaptureStats> last_cumulative_;
     bool truncated_ = false;
+    bool overfill_announced_ = false;
     std::vector<std::string> warnings_;
 };
 

@@ -1,0 +1,90 @@
+// Prometheus text exposition (format 0.0.4) of a run's reports. The exposition
+// folds each completed Report into run-long counters and last-interval gauges,
+// and renders them as one scrape body (docs/prometheus.md lists every metric).
+// Nothing here does I/O; src/metrics_server serves the rendered text.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "reports/report.hpp"
+
+namespace flowsketch::reports {
+
+/// The CLI's cap on --top; the exposition enforces it again so the number of
+/// series stays bounded whoever builds the reports.
+inline constexpr std::size_t max_exported_heavy_hitters = 10000;
+
+struct ExpositionOptions {
+    /// Heavy hitters exported per ranking (packets, bytes); at most
+    /// max_exported_heavy_hitters. Each exports two series (estimate and lower).
+    std::size_t max_heavy_hitters = max_exported_heavy_hitters;
+};
+
+class PrometheusExposition {
+public:
+    PrometheusExposition() = default;
+    /// Throws std::invalid_argument if max_heavy_hitters exceeds the cap.
+    explicit PrometheusExposition(const ExpositionOptions& options);
+
+    /// Folds one completed report in.
+    ///
+    /// Counters (packets, bytes, frames, skipped by reason) are cumulative over
+    /// the run: each interval report adds its counts. A final report repeats
+    /// the run's totals, which the interval reports already counted, so it only
+    /// adds what they did not (nothing when the run has intervals; everything
+    /// with --interval 0, when the final report is the only one). Counters thus
+    /// never go down and `flowsketch_packets_total` equals the sum of the run's
+    /// interval reports.
+    ///
+    /// The flow lifecycle's new/expired/ended and the interfaces' frames and
+    /// drops are counters too, summed the same way.
+    ///
+    /// Gauges (heavy hitters, active flows, sketch parameters, window
+    /// timestamps) describe the last completed interval; a final report
+    /// replaces them only if no interval report was seen (its window is the
+    /// whole run, not an interval).
+    void observe(const Report& report);
+
+    /// The whole scrape body in text format 0.0.4 (ends with a newline).
+    std::string render() const;
+
+    std::uint64_t reports_observed() const noexcept { return interval_reports_ + final_reports_; }
+
+private:
+    struct Totals {
+        std::uint64_t frames = 0;
+        std::uint64_t packets = 0;
+        std::uint64_t bytes = 0;
+        std::map<std::string, std::uint64_t> skipped;  // sorted: a stable output order
+        bool has_flows = false;  // some report carried the flow lifecycle
+        std::uint64_t flows_new = 0;
+        double flows_expired = 0;  // a sum of estimates, hence not an integer
+        std::uint64_t flows_ended = 0;
+    };
+    struct InterfaceTotals {
+        std::uint64_t frames = 0;
+        std::uint64_t received = 0;
+        std::uint64_t dropped = 0;
+        std::uint64_t if_dropped = 0;
+    };
+
+    ExpositionOptions options_;
+    Totals totals_;
+    std::map<std::string, InterfaceTotals> interfaces_;  // by name; live capture only
+    std::uint64_t interval_reports_ = 0;
+    std::uint64_t final_reports_ = 0;
+    std::optional<Report> gauges_;  // the report the gauges describe
+};
+
+/// Escapes a label value for the text format: backslash, double quote, newline.
+std::string escape_label_value(std::string_view value);
+
+/// Content-Type of render()'s output.
+inline constexpr std::string_view exposition_content_type = "text/plain; version=0.0.4; charset=utf-8";
+
+}  // namespace flowsketch::reports
