@@ -16,6 +16,7 @@ packages=(
   clang libclang-rt-14-dev                       # libFuzzer builds of the fuzz targets
   python3                                        # corpus generators in tests/
   time                                           # /usr/bin/time: peak RSS in benchmarks
+  tcpreplay iproute2 procps                      # live-capture test: veth pair in namespaces
 )
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
