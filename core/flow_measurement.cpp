@@ -78,11 +78,25 @@ void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept 
 std::vector<HeavyHitter> FlowMeasurement::rank(const HeavyHitterCandidates& candidates,
                                                Lane lane) const {
     std::vector<HeavyHitter> ranked;
+    // Column signature per candidate: equal signatures share every counter.
+    std::vector<std::pair<std::vector<std::uint32_t>, std::size_t>> signatures;
     for (const auto& entry : candidates.entries()) {
         // Re-query: a candidate's stored estimate may be stale (it only
         // refreshes when the flow beats the smallest candidate).
-        const std::uint64_t estimate = sketch_.estimate(hash_key(entry.key, config_.hash_seed), lane);
+        const Hash128 hash = hash_key(entry.key, config_.hash_seed);
+        const std::uint64_t estimate = sketch_.estimate(hash, lane);
+        std::vector<std::uint32_t> columns(sketch_.params().depth);
+        for (std::uint32_t row = 0; row < columns.size(); ++row) columns[row] = sketch_.column(hash, row);
+        signatures.emplace_back(std::move(columns), ranked.size());
         ranked.push_back(HeavyHitter{entry.key, estimate, sketch_.lower_bound(estimate, lane)});
+    }
+    std::sort(signatures.begin(), signatures.end());
+    for (std::size_t i = 0; i + 1 < signatures.size(); ++i) {
+        if (signatures[i].first != signatures[i + 1].first) continue;
+        for (const std::size_t at : {signatures[i].second, signatures[i + 1].second}) {
+            ranked[at].shares_cells = true;
+            ranked[at].lower = 0;
+        }
     }
     std::sort(ranked.begin(), ranked.end(), [](const HeavyHitter& a, const HeavyHitter& b) {
         if (a.estimate != b.estimate) return a.estimate > b.estimate;

@@ -55,6 +55,13 @@ struct HeavyHitter {
     FlowKey key;
     std::uint64_t estimate = 0;  // never below the truth
     std::uint64_t lower = 0;     // truth ≥ lower with probability ≥ 1 − δ
+    /// Another candidate maps to exactly the same cell in every row, so the
+    /// sketch cannot tell their counts apart: the estimate bounds their sum and
+    /// `lower` is 0. (The per-query δ does not cover selection: among millions
+    /// of flows, a few share every cell with a heavy one — probability 1/w² per
+    /// pair in the Kirsch–Mitzenmacher scheme — and would otherwise be reported
+    /// as heavy with a false lower bound.)
+    bool shares_cells = false;
 };
 
 /// What one window (an interval or the whole run) measured.

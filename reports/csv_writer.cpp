@@ -11,7 +11,7 @@ namespace flowsketch::reports {
 
 std::string csv_header() {
     return "kind,start,end,ranking,rank,proto,src,dst,sport,dport,estimate,lower,"
-           "window_packets,window_bytes,epsilon,delta\n";
+           "window_packets,window_bytes,epsilon,delta,shares_cells\n";
 }
 
 std::string to_csv_rows(const Report& report) {
@@ -21,12 +21,13 @@ std::string to_csv_rows(const Report& report) {
     const auto append = [&](const char* ranking, const std::vector<core::HeavyHitter>& flows) {
         int rank = 1;
         for (const auto& flow : flows) {
-            fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                            kind_name(report.kind), report.start, report.end, ranking, rank++,
                            flow.key.protocol, core::format_address(flow.key, true),
                            core::format_address(flow.key, false), flow.key.src_port,
                            flow.key.dst_port, flow.estimate, flow.lower, report.packets,
-                           report.bytes, report.sketch.epsilon, report.sketch.delta);
+                           report.bytes, report.sketch.epsilon, report.sketch.delta,
+                           flow.shares_cells ? 1 : 0);
         }
     };
     append("packets", report.top_packets);

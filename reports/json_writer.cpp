@@ -51,10 +51,10 @@ void append_flows(Out out, const std::vector<core::HeavyHitter>& flows) {
         if (!first) *out++ = ',';
         first = false;
         fmt::format_to(out, "{{\"src\":\"{}\",\"dst\":\"{}\",\"sport\":{},\"dport\":{},\"proto\":{},"
-                            "\"estimate\":{},\"lower\":{}}}",
+                            "\"estimate\":{},\"lower\":{},\"shares_cells\":{}}}",
                        core::format_address(flow.key, true), core::format_address(flow.key, false),
                        flow.key.src_port, flow.key.dst_port, flow.key.protocol, flow.estimate,
-                       flow.lower);
+                       flow.lower, flow.shares_cells);
     }
     *out++ = ']';
 }

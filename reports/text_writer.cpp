@@ -68,6 +68,7 @@ void append_table(std::string& text, const char* title, const char* unit,
                        protocol_name(flow.key.protocol), endpoint(flow.key, true), src_width,
                        endpoint(flow.key, false), dst_width, with_separators(flow.estimate),
                        with_separators(flow.lower), share);
+        if (flow.shares_cells) fmt::format_to(out, "         ^ shares every sketch cell with another flow listed: estimate bounds their sum\n");
     }
 }
 
