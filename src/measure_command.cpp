@@ -9,7 +9,10 @@
 #include <vector>
 
 #include "src/commands.hpp"
+#include "reports/prometheus.hpp"
 #include "src/live_runner.hpp"
+#include "src/metrics_server.hpp"
+#include "src/replay.hpp"
 #include "src/pipeline.hpp"
 #include "src/privileges.hpp"
 
@@ -42,6 +45,24 @@ struct MeasureOptions {
     std::uint32_t generations = 8;
     std::string output;        // empty: standard output
     bool also_stdout = false;  // with --output: print to standard output as well
+    std::string listen;        // ADDR:PORT of the Prometheus endpoint
+    bool realtime = false;     // replay paced by packet timestamps
+    double speed = 0;          // replay pace: packet time runs this many times wall time
+};
+
+// Each completed report also becomes the Prometheus scrape body.
+class MetricsPublisher final : public reports::ReportWriter {
+public:
+    MetricsPublisher(MetricsServer& server, reports::PrometheusExposition& exposition)
+        : server_(server), exposition_(exposition) {}
+    void write(const reports::Report& report) override {
+        exposition_.observe(report);
+        server_.publish(exposition_.render());
+    }
+
+private:
+    MetricsServer& server_;
+    reports::PrometheusExposition& exposition_;
 };
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -86,7 +107,9 @@ core::CountMinParams sketch_params(const MeasureOptions& options) {
 }
 
 // Replays capture files in order as one stream; intervals in packet time.
-int run_replay(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline) {
+int run_replay(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline,
+               boost::asio::io_context& io) {
+    const double speed = options.realtime ? 1.0 : options.speed;
     // Open every file (and compile the filter against each link type) before
     // reading any: a bad file or filter fails before the first report.
     std::vector<std::unique_ptr<capture::PcapFileSource>> sources;
@@ -107,46 +130,27 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
         return fail(exit_runtime_error, e.what());
     }
 
-    install_stop_handlers();
-    {
-        capture::Frame frame;
-        bool done = false;
-        for (auto& source : sources) {
-            if (done) break;
-            const int link = source->link_type();
-            for (;;) {
-                if (options.count != 0 && pipeline.frames_total() >= options.count) {
-                    done = true;
-                    break;
-                }
-                if (stop_requested != 0) {
-                    done = true;
-                    break;
-                }
-                const capture::ReadStatus status = source->next(frame);
-                if (status == capture::ReadStatus::frame) {
-                    pipeline.on_frame(frame, link);
-                    continue;
-                }
-                if (status == capture::ReadStatus::damaged) {
-                    const std::string message =
-                        fmt::format("{}: {} (the packets before the damage are counted)",
-                                    source->path(), source->damage_message());
-                    fmt::print(stderr, "flowsketch: warning: {}\n", message);
-                    pipeline.note_damage(message);
-                }
-                break;
-            }
-        }
-        pipeline.finish();
+    ReplayStream stream(sources, pipeline);
+    if (!options.listen.empty() || speed > 0) {
+        PacedReplay replay(io, stream, pipeline, speed, options.count, !options.listen.empty());
+        replay.start();
+        io.run();
+        return exit_ok;
     }
+    install_stop_handlers();
+    capture::Frame frame;
+    int link = 0;
+    while ((options.count == 0 || pipeline.frames_total() < options.count) && stop_requested == 0 &&
+           stream.next(frame, link)) {
+        pipeline.on_frame(frame, link);
+    }
+    pipeline.finish();
     return exit_ok;
 }
 
 // Captures live interfaces on one Asio event loop until SIGINT/SIGTERM or -c.
 int run_live(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline,
-             const PipelineConfig& config, reports::ReportOutput* file_output) {
-    (void)config;
+             boost::asio::io_context& io, reports::ReportOutput* file_output) {
     std::vector<std::unique_ptr<capture::PcapLiveSource>> sources;
     try {
         for (const auto& name : options.interfaces) {
@@ -173,7 +177,6 @@ int run_live(const MeasureOptions& options, const std::string& filter, Pipeline&
         return fail(exit_runtime_error, e.what());
     }
 
-    boost::asio::io_context io;
     LiveRunnerConfig runner_config;
     runner_config.interval_seconds = options.interval;
     runner_config.count = options.count;
@@ -211,6 +214,10 @@ int run_measure(const MeasureOptions& options) {
     config.measurement.lifecycle.kind = options.seen_filter == "two-choice"
                                             ? core::SeenFilterKind::two_choice
                                             : core::SeenFilterKind::standard;
+    // One event loop for live capture, paced replays and the metrics endpoint.
+    boost::asio::io_context io;
+    std::unique_ptr<MetricsServer> metrics_server;
+    reports::PrometheusExposition exposition;
     std::unique_ptr<Pipeline> pipeline;
     std::unique_ptr<reports::ReportOutput> stdout_output;
     std::unique_ptr<reports::ReportOutput> file_output;
@@ -224,21 +231,29 @@ int run_measure(const MeasureOptions& options) {
             writers.push_back(reports::make_report_writer(format, *stdout_output));
         }
         if (!options.output.empty()) {
-            file_output = reports::ReportOutput::append_to(options.output);
+            try {
+                file_output = reports::ReportOutput::append_to(options.output);
+            } catch (const std::runtime_error& e) {
+                throw std::runtime_error(fmt::format("cannot open output {}", e.what()));
+            }
             writers.push_back(reports::make_report_writer(format, *file_output));
+        }
+        if (!options.listen.empty()) {
+            metrics_server = std::make_unique<MetricsServer>(io, options.listen);
+            writers.push_back(std::make_unique<MetricsPublisher>(*metrics_server, exposition));
         }
         writer = reports::make_tee_writer(std::move(writers));
         pipeline = std::make_unique<Pipeline>(config, *writer);
     } catch (const std::invalid_argument& e) {
         return fail(exit_usage_error, e.what());
     } catch (const std::runtime_error& e) {
-        return fail(exit_runtime_error, fmt::format("cannot open output {}", e.what()));
+        return fail(exit_runtime_error, e.what());
     }
 
     const std::string filter = join(options.filter_words);
     try {
-        if (!options.interfaces.empty()) return run_live(options, filter, *pipeline, config, file_output.get());
-        return run_replay(options, filter, *pipeline);
+        if (!options.interfaces.empty()) return run_live(options, filter, *pipeline, io, file_output.get());
+        return run_replay(options, filter, *pipeline, io);
     } catch (const std::runtime_error& e) {
         return fail(exit_runtime_error, fmt::format("cannot write reports: {}", e.what()));
     }
@@ -301,6 +316,15 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
                    "Report format: text, json (JSON Lines) or csv (a row per heavy hitter)")
         ->check(CLI::IsMember({"text", "json", "csv"}))
         ->capture_default_str();
+    app.add_option("--listen", options->listen,
+                   "Serve Prometheus metrics at http://ADDR:PORT/metrics (':PORT' = 127.0.0.1)")
+        ->type_name("ADDR:PORT");
+    app.add_flag("--realtime", options->realtime,
+                 "Replay files at the pace of their timestamps (with --listen: for dashboards)");
+    app.add_option("--speed", options->speed,
+                   "Replay files X times as fast as their timestamps (0: as fast as possible)")
+        ->type_name("X")
+        ->check(CLI::Range(0.0, 1e9));
     app.add_option("--idle-timeout", options->idle_timeout,
                    "A flow with no packet for SECONDS expires (packet time for files)")
         ->type_name("SECONDS")

@@ -1,0 +1,66 @@
+// Replay of capture files as one stream: in a plain loop (as fast as the
+// files can be read), or paced by packet timestamps on an Asio event loop
+// (--realtime / --speed, e.g. to feed a dashboard through --listen).
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capture/pcap_file_source.hpp"
+#include "src/pipeline.hpp"
+
+namespace flowsketch::app {
+
+/// The files in order as one stream of frames. Damage (a file cut short) is
+/// warned about on stderr, noted in the pipeline's reports, and the stream
+/// moves on to the next file.
+class ReplayStream {
+public:
+    ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources, Pipeline& pipeline);
+    /// The next frame and its link type; false at the end of the last file.
+    bool next(capture::Frame& frame, int& link_type);
+
+private:
+    std::vector<std::unique_ptr<capture::PcapFileSource>>& sources_;
+    Pipeline& pipeline_;
+    std::size_t current_ = 0;
+};
+
+/// Replays on an io_context, pacing frames so that packet time runs `speed`
+/// times as fast as wall time. SIGINT/SIGTERM end the replay with the final
+/// report. With `keep_serving`, the loop keeps running after the last report
+/// (so a metrics endpoint stays up) until SIGINT/SIGTERM.
+class PacedReplay {
+public:
+    PacedReplay(boost::asio::io_context& io, ReplayStream& stream, Pipeline& pipeline,
+                double speed, std::uint64_t count, bool keep_serving);
+    void start();
+
+private:
+    void step();
+    void finish();
+
+    boost::asio::io_context& io_;
+    ReplayStream& stream_;
+    Pipeline& pipeline_;
+    double speed_;
+    std::uint64_t count_;
+    bool keep_serving_;
+    boost::asio::steady_timer timer_;
+    boost::asio::signal_set signals_;
+    capture::Frame pending_;
+    int pending_link_ = 0;
+    bool has_pending_ = false;
+    bool have_origin_ = false;
+    std::int64_t origin_packet_ns_ = 0;
+    std::chrono::steady_clock::time_point origin_wall_;
+    std::uint64_t frames_ = 0;
+    bool finished_ = false;
+};
+
+}  // namespace flowsketch::app
