@@ -115,10 +115,17 @@ std::string escape_label_value(std::string_view value) {
     text.reserve(value.size());
     for (const char ch : value) {
         switch (ch) {
-            case '\\': text += "\\\\"; break;
-            case '"': text += "\\\""; break;
-            case '\n': text += "\\n"; break;
-            default: text.push_back(ch);
+            case '\\':
+                text += "\\\\";
+                break;
+            case '"':
+                text += "\\\"";
+                break;
+            case '\n':
+                text += "\\n";
+                break;
+            default:
+                text.push_back(ch);
         }
     }
     return text;
@@ -203,8 +210,7 @@ std::string PrometheusExposition::render() const {
         writer.family("flowsketch_flows_expired_total", "counter",
                       "Flows idle for the idle timeout (an estimate; see docs/flow-lifecycle.md)");
         writer.sample("", totals_.flows_expired);
-        writer.family("flowsketch_flows_ended_total", "counter",
-                      "TCP flows ended by FIN or RST");
+        writer.family("flowsketch_flows_ended_total", "counter", "TCP flows ended by FIN or RST");
         writer.sample("", totals_.flows_ended);
     }
     // Live capture: one series per interface named on the command line.
@@ -259,10 +265,10 @@ std::string PrometheusExposition::render() const {
     writer.sample("", sketch.memory_bytes);
 
     writer.family("flowsketch_report_start_timestamp_seconds", "gauge",
-                  "Start of the window the gauges describe (Unix seconds, packet time)");
+                  "Start of the window the gauges describe (Unix seconds)");
     writer.sample("", last.start);
     writer.family("flowsketch_report_end_timestamp_seconds", "gauge",
-                  "End of the window the gauges describe (Unix seconds, packet time)");
+                  "End of the window the gauges describe (Unix seconds)");
     writer.sample("", last.end);
     writer.family("flowsketch_report_packets", "gauge",
                   "IP packets in the window the heavy hitters describe (N of its error bound)");

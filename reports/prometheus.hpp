@@ -61,7 +61,7 @@ private:
         std::uint64_t packets = 0;
         std::uint64_t bytes = 0;
         std::map<std::string, std::uint64_t> skipped;  // sorted: a stable output order
-        bool has_flows = false;  // some report carried the flow lifecycle
+        bool has_flows = false;                        // some report carried the flow lifecycle
         std::uint64_t flows_new = 0;
         double flows_expired = 0;  // a sum of estimates, hence not an integer
         std::uint64_t flows_ended = 0;
@@ -85,6 +85,7 @@ private:
 std::string escape_label_value(std::string_view value);
 
 /// Content-Type of render()'s output.
-inline constexpr std::string_view exposition_content_type = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr std::string_view exposition_content_type =
+    "text/plain; version=0.0.4; charset=utf-8";
 
 }  // namespace flowsketch::reports

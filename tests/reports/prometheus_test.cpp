@@ -1,0 +1,436 @@
+// The Prometheus exposition: checked by parsing our own output against the
+// text format 0.0.4 rules, and by the values it must carry.
+#include "reports/prometheus.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace flowsketch::reports {
+namespace {
+
+struct Sample {
+    std::string name;
+    std::map<std::string, std::string> labels;
+    double value = 0;
+};
+
+struct Exposition {
+    std::map<std::string, std::string> types;  // family -> type
+    std::map<std::string, std::string> helps;
+    std::vector<Sample> samples;
+
+    // Samples of `name` whose labels include every pair of `match`.
+    std::vector<Sample> find(const std::string& name,
+                             const std::map<std::string, std::string>& match = {}) const {
+        std::vector<Sample> found;
+        for (const auto& sample : samples) {
+            if (sample.name != name) continue;
+            bool all = true;
+            for (const auto& [key, value] : match) {
+                const auto it = sample.labels.find(key);
+                all = all && it != sample.labels.end() && it->second == value;
+            }
+            if (all) found.push_back(sample);
+        }
+        return found;
+    }
+    double value(const std::string& name,
+                 const std::map<std::string, std::string>& match = {}) const {
+        const auto found = find(name, match);
+        if (found.size() != 1) {
+            throw std::runtime_error(name + ": " + std::to_string(found.size()) + " samples");
+        }
+        return found.front().value;
+    }
+};
+
+const std::regex metric_name_re("[a-zA-Z_:][a-zA-Z0-9_:]*");
+const std::regex label_name_re("[a-zA-Z_][a-zA-Z0-9_]*");
+
+double parse_value(const std::string& text) {
+    if (text == "NaN") return std::nan("");
+    if (text == "+Inf") return INFINITY;
+    if (text == "-Inf") return -INFINITY;
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0') throw std::runtime_error("bad value '" + text + "'");
+    return value;
+}
+
+// A strict reader of the text format: fails the test on anything a
+// Prometheus server would reject or that our contract rules out (a sample
+// without HELP/TYPE, families interleaved, duplicate series).
+Exposition parse(const std::string& text) {
+    Exposition result;
+    EXPECT_TRUE(text.empty() || text.back() == '\n') << "the last line must end with a newline";
+    std::istringstream lines(text);
+    std::string line;
+    std::string current;  // family whose samples may follow
+    std::set<std::string> closed;
+    std::set<std::string> series;
+    while (std::getline(lines, line)) {
+        EXPECT_FALSE(line.empty()) << "empty line";
+        if (line.rfind("# HELP ", 0) == 0 || line.rfind("# TYPE ", 0) == 0) {
+            const bool help = line[2] == 'H';
+            const std::string rest = line.substr(7);
+            const std::string name = rest.substr(0, rest.find(' '));
+            EXPECT_TRUE(std::regex_match(name, metric_name_re)) << line;
+            if (name != current) {
+                EXPECT_EQ(closed.count(name), 0U) << "family " << name << " appears twice";
+                if (!current.empty()) closed.insert(current);
+                current = name;
+            }
+            const std::string payload =
+                rest.size() > name.size() ? rest.substr(name.size() + 1) : "";
+            if (help) {
+                EXPECT_EQ(result.helps.count(name), 0U) << "two HELP lines for " << name;
+                EXPECT_FALSE(payload.empty()) << line;
+                result.helps[name] = payload;
+            } else {
+                EXPECT_EQ(result.types.count(name), 0U) << "two TYPE lines for " << name;
+                EXPECT_TRUE(payload == "counter" || payload == "gauge") << line;
+                result.types[name] = payload;
+            }
+            continue;
+        }
+        EXPECT_NE(line[0], '#') << "unexpected comment: " << line;
+        Sample sample;
+        std::size_t pos = 0;
+        while (pos < line.size() && line[pos] != '{' && line[pos] != ' ') ++pos;
+        sample.name = line.substr(0, pos);
+        EXPECT_TRUE(std::regex_match(sample.name, metric_name_re)) << line;
+        EXPECT_EQ(sample.name, current) << "sample outside its family's HELP/TYPE block: " << line;
+        EXPECT_EQ(result.types.count(sample.name), 1U) << "no TYPE for " << line;
+        EXPECT_EQ(result.helps.count(sample.name), 1U) << "no HELP for " << line;
+        if (pos < line.size() && line[pos] == '{') {
+            ++pos;
+            while (pos < line.size() && line[pos] != '}') {
+                const std::size_t eq = line.find('=', pos);
+                if (eq == std::string::npos) {
+                    ADD_FAILURE() << "label without '=': " << line;
+                    return result;
+                }
+                const std::string label = line.substr(pos, eq - pos);
+                EXPECT_TRUE(std::regex_match(label, label_name_re)) << line;
+                EXPECT_EQ(line[eq + 1], '"') << line;
+                std::string value;
+                pos = eq + 2;
+                for (; pos < line.size() && line[pos] != '"'; ++pos) {
+                    if (line[pos] == '\\') {
+                        const char next = line.at(++pos);
+                        EXPECT_TRUE(next == '\\' || next == '"' || next == 'n') << line;
+                        value.push_back(next == 'n' ? '\n' : next);
+                    } else {
+                        value.push_back(line[pos]);
+                    }
+                }
+                EXPECT_EQ(sample.labels.count(label), 0U) << "label twice: " << line;
+                sample.labels[label] = value;
+                ++pos;  // closing quote
+                if (pos < line.size() && line[pos] == ',') ++pos;
+            }
+            ++pos;  // closing brace
+        }
+        EXPECT_EQ(line.at(pos), ' ') << line;
+        const std::string value_text = line.substr(pos + 1);
+        EXPECT_EQ(value_text.find(' '), std::string::npos)
+            << "timestamps are not exported: " << line;
+        sample.value = parse_value(value_text);
+        std::string key = sample.name;
+        for (const auto& [k, v] : sample.labels) key += "|" + k + "=" + v;
+        EXPECT_TRUE(series.insert(key).second) << "duplicate series: " << line;
+        result.samples.push_back(sample);
+    }
+    for (const auto& [name, type] : result.types) {
+        if (type == "counter") {
+            EXPECT_TRUE(name.size() > 6 && name.substr(name.size() - 6) == "_total") << name;
+        } else {
+            EXPECT_FALSE(name.size() > 6 && name.substr(name.size() - 6) == "_total") << name;
+        }
+    }
+    return result;
+}
+
+core::HeavyHitter hitter(std::uint32_t src, std::uint32_t dst, std::uint16_t sport,
+                         std::uint16_t dport, std::uint8_t proto, std::uint64_t estimate,
+                         std::uint64_t lower) {
+    return core::HeavyHitter{core::FlowKey::ipv4(src, dst, sport, dport, proto), estimate, lower};
+}
+
+Report make_report(ReportKind kind, std::uint64_t packets, std::uint64_t bytes,
+                   std::uint64_t non_ip) {
+    Report report;
+    report.kind = kind;
+    report.start = 1371506290;
+    report.end = 1371506300;
+    report.packets = packets;
+    report.bytes = bytes;
+    report.frames = packets + non_ip;
+    report.skipped = {{"unsupported_link_type", 0}, {"non_ip", non_ip}};
+    report.sketch = SketchDescription{"kirsch-mitzenmacher",
+                                      0.000999919745616717,
+                                      0.0009795441765479765,
+                                      5437,
+                                      7,
+                                      false,
+                                      1239408};
+    report.top_packets = {hitter(0xC0A8000D, 0xE0000016, 0, 0, 2, 60, 59),
+                          hitter(0x0A000001, 0x0A000002, 51000, 443, 6, 20, 19)};
+    report.top_bytes = {hitter(0xC0A80001, 0xC0A8000D, 1901, 62923, 17, 9968, 9805)};
+    return report;
+}
+
+TEST(PrometheusExposition, BeforeAnyReportOnlyZeroCounters) {
+    const PrometheusExposition exposition;
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.value("flowsketch_packets_total"), 0);
+    EXPECT_EQ(parsed.value("flowsketch_bytes_total"), 0);
+    EXPECT_EQ(parsed.value("flowsketch_frames_total"), 0);
+    EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "interval"}}), 0);
+    EXPECT_TRUE(parsed.find("flowsketch_sketch_info").empty());
+    EXPECT_TRUE(parsed.find("flowsketch_heavy_hitter_packets").empty());
+    for (const auto& [name, type] : parsed.types) EXPECT_EQ(type, "counter") << name;
+}
+
+TEST(PrometheusExposition, FormatAndValuesOfOneInterval) {
+    PrometheusExposition exposition;
+    exposition.observe(make_report(ReportKind::interval, 1224, 163229, 126));
+    const std::string text = exposition.render();
+    const Exposition parsed = parse(text);
+
+    EXPECT_EQ(parsed.types.at("flowsketch_packets_total"), "counter");
+    EXPECT_EQ(parsed.value("flowsketch_packets_total"), 1224);
+    EXPECT_EQ(parsed.value("flowsketch_bytes_total"), 163229);
+    EXPECT_EQ(parsed.value("flowsketch_frames_total"), 1350);
+    EXPECT_EQ(parsed.value("flowsketch_skipped_frames_total", {{"reason", "non_ip"}}), 126);
+    EXPECT_EQ(
+        parsed.value("flowsketch_skipped_frames_total", {{"reason", "unsupported_link_type"}}), 0);
+    EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "interval"}}), 1);
+    EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "final"}}), 0);
+
+    EXPECT_EQ(parsed.types.at("flowsketch_sketch_info"), "gauge");
+    const Sample info = parsed.find("flowsketch_sketch_info").at(0);
+    EXPECT_EQ(info.value, 1);
+    EXPECT_EQ(info.labels.at("variant"), "kirsch-mitzenmacher");
+    EXPECT_EQ(info.labels.at("width"), "5437");
+    EXPECT_EQ(info.labels.at("depth"), "7");
+    EXPECT_EQ(info.labels.at("conservative"), "false");
+    EXPECT_EQ(std::stod(info.labels.at("epsilon")), 0.000999919745616717);  // exact round trip
+    EXPECT_EQ(std::stod(info.labels.at("delta")), 0.0009795441765479765);
+    EXPECT_EQ(parsed.value("flowsketch_sketch_epsilon"), 0.000999919745616717);
+    EXPECT_EQ(parsed.value("flowsketch_sketch_width"), 5437);
+    EXPECT_EQ(parsed.value("flowsketch_memory_bytes"), 1239408);
+    EXPECT_EQ(parsed.value("flowsketch_report_end_timestamp_seconds"), 1371506300);
+    EXPECT_EQ(parsed.value("flowsketch_report_start_timestamp_seconds"), 1371506290);
+    EXPECT_EQ(parsed.value("flowsketch_report_packets"), 1224);
+
+    const std::map<std::string, std::string> first{{"rank", "1"},         {"src", "192.168.0.13"},
+                                                   {"dst", "224.0.0.22"}, {"sport", "0"},
+                                                   {"dport", "0"},        {"proto", "igmp"}};
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", first), 60);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets_lower", first), 59);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets",
+                           {{"rank", "2"}, {"proto", "tcp"}, {"dport", "443"}}),
+              20);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_bytes", {{"rank", "1"}, {"sport", "1901"}}),
+              9968);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_bytes_lower", {{"rank", "1"}}), 9805);
+    EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_packets").size(), 2U);
+    // Exactly the labels the docs promise, no more.
+    EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_bytes").at(0).labels.size(), 6U);
+}
+
+TEST(PrometheusExposition, Ipv6FlowLabels) {
+    Report report = make_report(ReportKind::interval, 10, 1000, 0);
+    std::array<std::uint8_t, 16> src{0xfe, 0x80};
+    src[15] = 1;
+    std::array<std::uint8_t, 16> dst{0xff, 0x02};
+    dst[15] = 0x16;
+    report.top_packets = {core::HeavyHitter{core::FlowKey::ipv6(src, dst, 0, 0, 58), 5, 4}};
+    PrometheusExposition exposition;
+    exposition.observe(report);
+    const Exposition parsed = parse(exposition.render());
+    const Sample sample = parsed.find("flowsketch_heavy_hitter_packets").at(0);
+    EXPECT_EQ(sample.labels.at("src"), "fe80::1");
+    EXPECT_EQ(sample.labels.at("dst"), "ff02::16");
+    EXPECT_EQ(sample.labels.at("proto"), "icmpv6");
+}
+
+TEST(PrometheusExposition, CountersSumIntervalsAndTheFinalReportAddsNothingTwice) {
+    PrometheusExposition exposition;
+    exposition.observe(make_report(ReportKind::interval, 100, 10000, 3));
+    exposition.observe(make_report(ReportKind::interval, 50, 4000, 1));
+    Report last = make_report(ReportKind::interval, 7, 700, 0);
+    last.top_packets = {hitter(1, 2, 3, 4, 17, 7, 6)};
+    exposition.observe(last);
+    // The final report repeats the run's totals (the sum of the intervals).
+    Report final_report = make_report(ReportKind::final_report, 157, 14700, 4);
+    final_report.top_packets = {hitter(9, 9, 9, 9, 6, 157, 150)};
+    exposition.observe(final_report);
+
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.value("flowsketch_packets_total"), 157);
+    EXPECT_EQ(parsed.value("flowsketch_bytes_total"), 14700);
+    EXPECT_EQ(parsed.value("flowsketch_frames_total"), 161);
+    EXPECT_EQ(parsed.value("flowsketch_skipped_frames_total", {{"reason", "non_ip"}}), 4);
+    EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "interval"}}), 3);
+    EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "final"}}), 1);
+    // Heavy hitters stay those of the last interval, not the whole run's.
+    const auto hitters = parsed.find("flowsketch_heavy_hitter_packets");
+    ASSERT_EQ(hitters.size(), 1U);
+    EXPECT_EQ(hitters[0].value, 7);
+    EXPECT_EQ(hitters[0].labels.at("proto"), "udp");
+    EXPECT_EQ(parsed.value("flowsketch_report_packets"), 7);
+}
+
+TEST(PrometheusExposition, OnlyAFinalReportCountsAndDescribes) {
+    // --interval 0: the final report is the only one.
+    PrometheusExposition exposition;
+    exposition.observe(make_report(ReportKind::final_report, 1224, 163229, 126));
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.value("flowsketch_packets_total"), 1224);
+    EXPECT_EQ(parsed.value("flowsketch_frames_total"), 1350);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"rank", "1"}}), 60);
+}
+
+TEST(PrometheusExposition, CountersNeverDecrease) {
+    PrometheusExposition exposition;
+    std::map<std::string, double> previous;
+    const std::vector<Report> reports = {
+        make_report(ReportKind::interval, 10, 100, 1), make_report(ReportKind::interval, 0, 0, 0),
+        make_report(ReportKind::interval, 5, 60, 2),
+        // A final report below the intervals' sum (cannot happen today) must not lower them.
+        make_report(ReportKind::final_report, 1, 1, 0),
+        make_report(ReportKind::interval, 3, 30, 0)};
+    for (const auto& report : reports) {
+        exposition.observe(report);
+        const Exposition parsed = parse(exposition.render());
+        for (const auto& sample : parsed.samples) {
+            if (parsed.types.at(sample.name) != "counter") continue;
+            std::string key = sample.name;
+            for (const auto& [k, v] : sample.labels) key += "|" + k + "=" + v;
+            const auto it = previous.find(key);
+            if (it != previous.end()) {
+                EXPECT_GE(sample.value, it->second) << key;
+            }
+            previous[key] = sample.value;
+        }
+    }
+    EXPECT_EQ(previous.at("flowsketch_packets_total"), 18);
+}
+
+TEST(PrometheusExposition, LabelValuesAreEscaped) {
+    EXPECT_EQ(escape_label_value("plain"), "plain");
+    EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+    // A hostile name reaches the output through a label and reads back intact.
+    Report report = make_report(ReportKind::interval, 1, 1, 0);
+    report.skipped.push_back({"we\"ird\\reason\nx", 5});
+    report.interfaces.push_back({"eth0\" } evil 1\n#", 10, 12, 2, 0});
+    PrometheusExposition exposition;
+    exposition.observe(report);
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.value("flowsketch_skipped_frames_total", {{"reason", "we\"ird\\reason\nx"}}),
+              5);
+    EXPECT_EQ(parsed.value("flowsketch_interface_packets_dropped_total",
+                           {{"interface", "eth0\" } evil 1\n#"}}),
+              2);
+}
+
+TEST(PrometheusExposition, HeavyHitterSeriesAreCapped) {
+    Report report = make_report(ReportKind::interval, 1000, 100000, 0);
+    report.top_packets.clear();
+    report.top_bytes.clear();
+    for (std::uint32_t i = 0; i < 50; ++i) {
+        report.top_packets.push_back(hitter(i, i + 1, 1, 2, 6, 100 - i, 90 - i));
+        report.top_bytes.push_back(hitter(i, i + 1, 1, 2, 6, 1000 - i, 900 - i));
+    }
+    PrometheusExposition exposition(ExpositionOptions{5});
+    exposition.observe(report);
+    const Exposition parsed = parse(exposition.render());
+    std::size_t heavy = 0;
+    for (const auto& sample : parsed.samples) {
+        if (sample.name.rfind("flowsketch_heavy_hitter_", 0) == 0) ++heavy;
+    }
+    EXPECT_EQ(heavy, 4U * 5U);  // estimate and lower, by packets and by bytes
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"rank", "5"}}), 96);
+    EXPECT_TRUE(parsed.find("flowsketch_heavy_hitter_packets", {{"rank", "6"}}).empty());
+
+    EXPECT_THROW(PrometheusExposition(ExpositionOptions{max_exported_heavy_hitters + 1}),
+                 std::invalid_argument);
+    // The default cap is the CLI's cap on --top: the series count is bounded by it.
+    EXPECT_EQ(ExpositionOptions{}.max_heavy_hitters, 10000U);
+}
+
+TEST(PrometheusExposition, FlowLifecycleAndInterfaces) {
+    PrometheusExposition exposition;
+    for (int i = 0; i < 2; ++i) {
+        Report report = make_report(ReportKind::interval, 10, 100, 0);
+        report.has_flows = true;
+        report.flows.counts.new_flows = 4;
+        report.flows.counts.expired = 1.5;
+        report.flows.counts.ended = 2;
+        report.flows.counts.active = 3.25 + i;
+        report.flows.counts.active_lower = 3;
+        report.flows.counts.active_upper = 5;
+        report.flows.counts.fpr = 0.001;
+        report.flows.seen_filter = "two-choice";
+        report.flows.idle_timeout = 30;
+        report.flows.generations = 4;
+        report.flows.max_flows = 100000;
+        report.interfaces = {{"eth0", 10, 11, 1, 0}, {"eth1", 5, 5, 0, 2}};
+        report.counts_are_lower_bounds = true;
+        exposition.observe(report);
+    }
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.value("flowsketch_flows_new_total"), 8);
+    EXPECT_EQ(parsed.value("flowsketch_flows_expired_total"), 3);
+    EXPECT_EQ(parsed.value("flowsketch_flows_ended_total"), 4);
+    EXPECT_EQ(parsed.value("flowsketch_flows_active"), 4.25);  // the last interval's
+    EXPECT_EQ(parsed.value("flowsketch_flows_active_upper"), 5);
+    EXPECT_EQ(parsed.value("flowsketch_seen_filter_false_positive_rate"), 0.001);
+    EXPECT_EQ(parsed.value("flowsketch_flow_idle_timeout_seconds"), 30);
+    EXPECT_EQ(parsed.find("flowsketch_flow_tracking_info").at(0).labels.at("seen_filter"),
+              "two-choice");
+    EXPECT_EQ(parsed.value("flowsketch_interface_packets_received_total", {{"interface", "eth0"}}),
+              22);
+    EXPECT_EQ(parsed.value("flowsketch_interface_packets_dropped_total", {{"interface", "eth0"}}),
+              2);
+    EXPECT_EQ(
+        parsed.value("flowsketch_interface_packets_if_dropped_total", {{"interface", "eth1"}}), 4);
+    EXPECT_EQ(parsed.value("flowsketch_interface_frames_total", {{"interface", "eth1"}}), 10);
+    EXPECT_EQ(parsed.value("flowsketch_counts_are_lower_bounds"), 1);
+}
+
+TEST(PrometheusExposition, NoFlowFamiliesWithoutTheLifecycle) {
+    PrometheusExposition exposition;
+    exposition.observe(make_report(ReportKind::interval, 10, 100, 0));
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.types.count("flowsketch_flows_new_total"), 0U);
+    EXPECT_EQ(parsed.types.count("flowsketch_flows_active"), 0U);
+    EXPECT_EQ(parsed.types.count("flowsketch_interface_packets_dropped_total"), 0U);
+}
+
+TEST(PrometheusExposition, NonFiniteValuesUseTheFormatsSpelling) {
+    Report report = make_report(ReportKind::interval, 1, 1, 0);
+    report.sketch.epsilon = std::nan("");
+    report.sketch.delta = INFINITY;
+    PrometheusExposition exposition;
+    exposition.observe(report);
+    const std::string text = exposition.render();
+    EXPECT_NE(text.find("flowsketch_sketch_epsilon NaN\n"), std::string::npos);
+    EXPECT_NE(text.find("flowsketch_sketch_delta +Inf\n"), std::string::npos);
+    parse(text);
+}
+
+}  // namespace
+}  // namespace flowsketch::reports
