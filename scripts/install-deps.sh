@@ -17,6 +17,7 @@ packages=(
   python3                                        # corpus generators in tests/
   time                                           # /usr/bin/time: peak RSS in benchmarks
   tcpreplay iproute2 procps                      # live-capture test: veth pair in namespaces
+  prometheus curl                                # monitoring test: a real Prometheus scrapes /metrics
 )
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
