@@ -254,6 +254,12 @@ bool FlowLifecycle::observe(const Hash128& hash, std::int64_t timestamp_ns,
     return is_new;
 }
 
+void FlowLifecycle::prefetch(const Hash128& hash) const noexcept {
+    std::uint64_t pos[max_probes];
+    generate(hash, pos);
+    for (std::uint32_t i = 0; i < k_; ++i) __builtin_prefetch(&cells_[pos[i] >> 4], 1, 3);
+}
+
 bool FlowLifecycle::contains(const Hash128& hash) const noexcept {
     std::uint64_t pos[max_probes];
     generate(hash, pos);

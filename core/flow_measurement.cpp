@@ -56,6 +56,11 @@ void FlowMeasurement::add_hashed(const PacketRecord& packet, const Hash128& hash
     }
 }
 
+void FlowMeasurement::prefetch(const Hash128& hash) const noexcept {
+    sketch_.prefetch(hash);
+    if (lifecycle_) lifecycle_->prefetch(hash);
+}
+
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
     // Hash a chunk first, then update with the sketch cells of a packet a few
     // places ahead already on their way into the cache.
@@ -67,9 +72,9 @@ void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept 
         for (std::size_t i = 0; i < n; ++i) {
             hashes[i] = hash_key(packets[begin + i].key, config_.hash_seed);
         }
-        for (std::size_t i = 0; i < std::min(lookahead, n); ++i) sketch_.prefetch(hashes[i]);
+        for (std::size_t i = 0; i < std::min(lookahead, n); ++i) prefetch(hashes[i]);
         for (std::size_t i = 0; i < n; ++i) {
-            if (i + lookahead < n) sketch_.prefetch(hashes[i + lookahead]);
+            if (i + lookahead < n) prefetch(hashes[i + lookahead]);
             add_hashed(packets[begin + i], hashes[i]);
         }
     }

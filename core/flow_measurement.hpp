@@ -104,6 +104,7 @@ private:
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 
     void add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept;
+    void prefetch(const Hash128& hash) const noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
     std::vector<HeavyHitter> rank(const HeavyHitterCandidates& candidates, Lane lane) const;
