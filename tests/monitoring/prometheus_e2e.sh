@@ -3,16 +3,18 @@
 # Prometheus's HTTP API for the packet counter and the top heavy hitter and
 # compares them with the capture's tshark truth file.
 #
-#   prometheus_e2e.sh METRICS_FIXTURE PCAP
+#   prometheus_e2e.sh FLOWSKETCH PCAP
 #
-# Everything runs on loopback with ports chosen at run time, its own config
-# and data directory under a temporary directory: a system Prometheus (the
-# Debian package's service, if running) is never used nor disturbed.
-# Exit 0 pass, 1 fail, 77 skip (no `prometheus` binary).
+# flowsketch replays PCAP (--interval 0: the final report describes the whole
+# capture, so its top flow is the truth file's) and serves /metrics with
+# --listen until SIGTERM. Everything runs on loopback with ports chosen at run
+# time and Prometheus's own config and data directory under a temporary
+# directory: a system Prometheus (the Debian package's service, if running)
+# is never used nor disturbed. Exit 0 pass, 1 fail, 77 skip (no `prometheus`).
 set -euo pipefail
 
-fixture=${1:?usage: prometheus_e2e.sh METRICS_FIXTURE PCAP}
-pcap=${2:?usage: prometheus_e2e.sh METRICS_FIXTURE PCAP}
+flowsketch=${1:?usage: prometheus_e2e.sh FLOWSKETCH PCAP}
+pcap=${2:?usage: prometheus_e2e.sh FLOWSKETCH PCAP}
 truth="$pcap.truth.tsv"
 
 if ! command -v prometheus >/dev/null 2>&1; then
@@ -25,21 +27,21 @@ done
 [ -f "$truth" ] || { echo "FAIL: no truth file $truth"; exit 1; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/flowsketch-prom.XXXXXX")
-fixture_pid=""
+flowsketch_pid=""
 prometheus_pid=""
 cleanup() {
     local status=$?
-    for pid in $prometheus_pid $fixture_pid; do
+    for pid in $prometheus_pid $flowsketch_pid; do
         kill -TERM "$pid" 2>/dev/null || true
     done
-    for pid in $prometheus_pid $fixture_pid; do
+    for pid in $prometheus_pid $flowsketch_pid; do
         # Bounded: a process that ignores SIGTERM for 10 s is killed.
         for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
         kill -KILL "$pid" 2>/dev/null || true
         wait "$pid" 2>/dev/null || true
     done
     if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
-        echo "--- fixture stderr"; cat "$tmp/fixture.err" 2>/dev/null || true
+        echo "--- flowsketch stderr"; cat "$tmp/flowsketch.err" 2>/dev/null || true
         echo "--- prometheus log (tail)"; tail -n 30 "$tmp/prometheus.log" 2>/dev/null || true
     fi
     rm -rf "$tmp"
@@ -50,20 +52,35 @@ trap 'exit 1' INT TERM
 
 fail() { echo "FAIL: $*"; exit 1; }
 deadline=$((SECONDS + 60))
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
+}
 
-# --- flowsketch side: replay the capture, serve the exposition on a free port.
-"$fixture" "$pcap" >"$tmp/fixture.out" 2>"$tmp/fixture.err" &
-fixture_pid=$!
+# A port is free when chosen but could be taken before the server binds it:
+# then the server exits, and another port is tried.
+
+# --- flowsketch: replay the capture, then keep serving /metrics.
 target=""
-while [ -z "$target" ]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "the fixture did not start listening"
-    kill -0 "$fixture_pid" 2>/dev/null || fail "the fixture exited early"
-    target=$(sed -n 's/^listening on //p' "$tmp/fixture.out")
-    [ -n "$target" ] || sleep 0.1
+for _ in 1 2 3; do
+    port=$(free_port)
+    "$flowsketch" -r "$pcap" --interval 0 --listen "127.0.0.1:$port" --format json \
+        -o "$tmp/reports.jsonl" >"$tmp/flowsketch.out" 2>"$tmp/flowsketch.err" &
+    flowsketch_pid=$!
+    while kill -0 "$flowsketch_pid" 2>/dev/null && [ "$SECONDS" -lt "$deadline" ]; do
+        if curl -fsS "http://127.0.0.1:$port/metrics" >/dev/null 2>&1; then
+            target="127.0.0.1:$port"
+            break 2
+        fi
+        sleep 0.1
+    done
+    kill -0 "$flowsketch_pid" 2>/dev/null && fail "flowsketch did not serve /metrics"
+    wait "$flowsketch_pid" 2>/dev/null || true
+    flowsketch_pid=""
+    grep -q "cannot listen" "$tmp/flowsketch.err" || fail "flowsketch exited early"
 done
+[ -n "$target" ] || fail "flowsketch could not listen on a free port"
 echo "flowsketch metrics at http://$target/metrics"
-curl -fsS "http://$target/metrics" | grep -q '^flowsketch_packets_total ' ||
-    fail "http://$target/metrics has no flowsketch_packets_total"
 
 # --- Prometheus: its own config, data directory and port.
 cat >"$tmp/prometheus.yml" <<EOF
@@ -75,12 +92,6 @@ scrape_configs:
     static_configs:
       - targets: ['$target']
 EOF
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-# The port is free when chosen but could be taken before Prometheus binds it:
-# then Prometheus exits, and another port is tried.
 api=""
 for _ in 1 2 3; do
     port=$(free_port)
@@ -113,14 +124,6 @@ for series in reply["data"]["result"]:
 '
 }
 
-# Wait (bounded by the deadline) for the first scrape to reach the API.
-packets=""
-while [ -z "$packets" ]; do
-    [ "$SECONDS" -lt "$deadline" ] || fail "no flowsketch_packets_total in Prometheus after 60 s"
-    packets=$(query 'flowsketch_packets_total{job="flowsketch"}' || true)
-    [ -n "$packets" ] || sleep 0.5
-done
-
 # Expected values from the tshark truth file: the packet count and the
 # flow with the most packets (a unique maximum in this capture).
 read -r expected_packets expected_top <<<"$(python3 - "$truth" <<'EOF'
@@ -140,6 +143,18 @@ print(packets, ",".join([str(count), names.get(proto, proto), src, dst, sport, d
 EOF
 )"
 [ -n "$expected_packets" ] || fail "no '# ip_packets' line in $truth"
+
+# Wait (bounded by the deadline) for a scrape taken after the replay: the
+# endpoint serves during the replay too, so early samples may be smaller.
+packets=""
+while :; do
+    packets=$(query 'flowsketch_packets_total{job="flowsketch"}' || true)
+    value=$(sed -n 's/.*"value": "\([^"]*\)".*/\1/p' <<<"$packets")
+    [ "$value" = "$expected_packets" ] && break
+    [ "$SECONDS" -lt "$deadline" ] ||
+        fail "flowsketch_packets_total is '${value:-absent}' after 60 s, expected $expected_packets"
+    sleep 0.5
+done
 
 python3 - "$expected_packets" "$packets" <<'EOF' || fail "flowsketch_packets_total is wrong"
 import json, sys
@@ -173,8 +188,8 @@ assert lower[0]["metric"].get("src") == src
 assert float(lower[0]["value"]) <= int(count) <= float(top[0]["value"])
 EOF
 
-# The fixture stops cleanly on SIGTERM (as the live runner will).
-kill -TERM "$fixture_pid"
-wait "$fixture_pid" || fail "the fixture exited with status $? after SIGTERM"
-fixture_pid=""
+# flowsketch stops cleanly on SIGTERM.
+kill -TERM "$flowsketch_pid"
+wait "$flowsketch_pid" || fail "flowsketch exited with status $? after SIGTERM"
+flowsketch_pid=""
 echo "PASS: Prometheus scraped flowsketch_packets_total and the rank-1 heavy hitter"
