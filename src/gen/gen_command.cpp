@@ -1,6 +1,7 @@
 // `flowsketch gen`: command-line options and the runner around gen::generate().
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "src/commands.hpp"
 #include "src/gen/traffic_generator.hpp"
@@ -100,9 +102,12 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
             },
             "SIZE:WEIGHT,..."))
         ->capture_default_str();
-    cmd->add_option("--rate", config->rate, "Mean packets per second of packet time (Poisson)")
-        ->check(finite_range(0, 1e9, true))
-        ->capture_default_str();
+    CLI::Option* rate =
+        cmd->add_option("--rate", config->rate,
+                        "Mean packets per second of packet time (Poisson). With --lifetimes it "
+                        "sets the default --flow-rate (rate * flows / packets)")
+            ->check(finite_range(0, 1e9, true))
+            ->capture_default_str();
     cmd->add_option("--ipv6", config->ipv6_fraction, "Share of flows that are IPv6")
         ->check(finite_range(0, 1))
         ->capture_default_str();
@@ -124,7 +129,97 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
         ->check(unsigned_integer())
         ->capture_default_str();
 
-    cmd->callback([config, sizes_text, &runner] {
+    // Lifetime mode: flows arrive, live, pause and end. Any of its options turns it on.
+    const char* const life_group = "Flow lifetimes (--lifetimes or any option below)";
+    cmd->add_flag("--lifetimes", config->life.enabled,
+                  "Flows arrive (Poisson), last a while (exponential), may pause once, end with "
+                  "FIN/RST or just stop; the truth gains first_ns last_ns end_flag pause_ns gaps "
+                  "(docs/gen.md). Needs --packets >= --flows: every flow sends a packet")
+        ->group(life_group);
+    std::vector<CLI::Option*> life_options;
+    life_options.push_back(
+        cmd->add_option("--flow-rate", config->life.flow_rate,
+                        "New flows per second of packet time (Poisson; default rate * flows / "
+                        "packets)")
+            ->check(finite_range(0, 1e9, true))
+            ->excludes(rate)
+            ->group(life_group));
+    life_options.push_back(
+        cmd->add_option("--duration-mean", config->life.duration_mean,
+                        "Mean flow duration in seconds, first to last packet without its pause "
+                        "(exponential; a 1-packet flow lasts 0)")
+            ->check(finite_range(0, 1e6))
+            ->capture_default_str()
+            ->group(life_group));
+    life_options.push_back(
+        cmd->add_option("--idle-gap-fraction", config->life.idle_gap_fraction,
+                        "Share of flows (with >= 2 packets) that pause once, between two "
+                        "uniformly chosen consecutive packets")
+            ->check(finite_range(0, 1))
+            ->capture_default_str()
+            ->group(life_group));
+    life_options.push_back(
+        cmd->add_option("--idle-gap", config->life.idle_gap,
+                        "Pause length G in seconds: uniform in [0.5 G, 1.5 G], so pauses fall "
+                        "on both sides of a timeout near G")
+            ->check(finite_range(0, 1e6, true))
+            ->capture_default_str()
+            ->group(life_group));
+    CLI::Option* fin_option =
+        cmd->add_option("--fin-fraction", config->life.fin_fraction,
+                        "Share of TCP flows whose last packet carries FIN|ACK")
+            ->check(finite_range(0, 1))
+            ->capture_default_str()
+            ->group(life_group);
+    CLI::Option* rst_option =
+        cmd->add_option("--rst-fraction", config->life.rst_fraction,
+                        "Share of TCP flows whose last packet carries RST|ACK (fin + rst <= 1; "
+                        "the rest just stop; a default gives way to the other's explicit value)")
+            ->check(finite_range(0, 1))
+            ->capture_default_str()
+            ->group(life_group);
+    life_options.push_back(fin_option);
+    life_options.push_back(rst_option);
+    life_options.push_back(
+        cmd->add_option("--gap-min", config->life.gap_min,
+                        "The truth lists every silence within a flow longer than this many "
+                        "seconds, which makes it exact for any idle timeout >= it (default "
+                        "idle-gap / 4)")
+            ->check(finite_range(0, 1e6))
+            ->group(life_group));
+    cmd->footer(
+        "Truth (TSV): '# name value' lines, then proto src dst sport dport packets bytes, one "
+        "line per flow, by packets descending. With --lifetimes also first_ns last_ns "
+        "end_flag pause_ns gaps: first/last packet in Unix ns as in the pcap, fin|rst|-, the "
+        "scheduled pause's silence in ns (0: none), and START_NS:END_NS,... for every silence "
+        "longer than gap_min_ns (- if none). For an idle timeout T >= gap_min_ns a flow is "
+        "active at t iff it has a packet p with p <= t <= p + T. See docs/gen.md.");
+
+    cmd->callback([config, sizes_text, life_options, fin_option, rst_option, &runner] {
+        for (const CLI::Option* option : life_options) {
+            if (option->count() > 0) config->life.enabled = true;
+        }
+        if (config->life.enabled) {
+            // A default gives way to an explicit value: --fin-fraction 1 alone means
+            // every TCP flow ends with FIN, not an error about the RST default.
+            gen::LifetimeConfig& life = config->life;
+            const bool fin_given = fin_option->count() > 0;
+            const bool rst_given = rst_option->count() > 0;
+            if (fin_given && !rst_given) {
+                life.rst_fraction = std::min(life.rst_fraction, 1 - life.fin_fraction);
+            }
+            if (rst_given && !fin_given) {
+                life.fin_fraction = std::min(life.fin_fraction, 1 - life.rst_fraction);
+            }
+            if (life.fin_fraction + life.rst_fraction > 1) {
+                throw CLI::ValidationError("--fin-fraction, --rst-fraction",
+                                           "their sum must be at most 1");
+            }
+            if (config->packets < config->flows) {
+                throw CLI::ValidationError(
+                    "--packets", "with --lifetimes must be >= --flows (every flow sends a packet)");
+            }
+        }
         config->sizes = gen::parse_size_mix(*sizes_text);  // validated above
         if (config->truth_path.empty()) config->truth_path = config->out_path + ".truth.tsv";
         if (config->truth_path == config->out_path) {

@@ -33,7 +33,20 @@ std::uint64_t splitmix_mix(std::uint64_t z) noexcept {
 std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
 
 /// Independent random streams per concern, derived from the one user seed.
-enum class Stream : std::uint64_t { flows = 1, popularity = 2, sizes = 3, arrivals = 4 };
+enum class Stream : std::uint64_t {
+    flows = 1,
+    popularity = 2,
+    sizes = 3,
+    arrivals = 4,
+    // Lifetime mode only: none of these is read by the stationary mode.
+    budgets = 5,
+    arrival_order = 6,
+    flow_arrivals = 7,
+    durations = 8,
+    pauses = 9,
+    endings = 10,
+    spacing = 11,
+};
 
 Rng stream_rng(std::uint64_t seed, Stream stream) noexcept {
     // Mixing (not adding) keeps the streams' SplitMix sequences from overlapping.
@@ -346,6 +359,177 @@ PacketEvent PacketScheduler::next() noexcept {
     return event;
 }
 
+// ---------------------------------------------------------------------------- lifetimes
+
+LifetimeConfig resolved_lifetimes(const GenConfig& config) {
+    LifetimeConfig life = config.life;
+    if (!(life.flow_rate > 0)) {
+        life.flow_rate =
+            config.rate * static_cast<double>(config.flows) / static_cast<double>(config.packets);
+    }
+    if (life.gap_min < 0) life.gap_min = life.idle_gap / 4;
+    return life;
+}
+
+namespace {
+/// Exponential with the given mean by inversion; 1 - u is in (0, 1], so the log is finite.
+double exponential(Rng& rng, double mean) noexcept { return -std::log1p(-rng.uniform()) * mean; }
+}  // namespace
+
+LifetimeScheduler::LifetimeScheduler(const GenConfig& config, const std::vector<Flow>& flows)
+    : lives_(flows.size()),
+      order_(flows.size()),
+      mean_arrival_gap_us_(1e6 / resolved_lifetimes(config).flow_rate),
+      sizes_(size_weights(config.sizes)),
+      size_rng_(stream_rng(config.seed, Stream::sizes)),
+      arrival_rng_(stream_rng(config.seed, Stream::flow_arrivals)),
+      spacing_rng_(stream_rng(config.seed, Stream::spacing)) {
+    const LifetimeConfig life = resolved_lifetimes(config);
+    for (const SizeBin& bin : config.sizes) size_values_.push_back(bin.size);
+    // Whole microseconds, as timestamps are: a silence is listed iff its
+    // microsecond length times 1000 exceeds round(gap_min * 1e9) ns.
+    gap_min_us_ = static_cast<std::uint64_t>(std::llround(life.gap_min * 1e9)) / 1000;
+
+    // Budgets: one packet each, the rest multinomial over Zipf ranks, so the
+    // totals are exactly --packets and --flows and every flow exists.
+    for (Life& l : lives_) l.budget = 1;
+    {
+        const AliasTable popularity(zipf_weights(config.flows, config.zipf));
+        Rng rng = stream_rng(config.seed, Stream::budgets);
+        for (std::uint64_t i = config.flows; i < config.packets; ++i) {
+            ++lives_[popularity.sample(rng)].budget;
+        }
+    }
+    // Arrival order: a uniform permutation (Fisher-Yates), so popularity rank
+    // and arrival time are independent.
+    {
+        Rng rng = stream_rng(config.seed, Stream::arrival_order);
+        for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = static_cast<std::uint32_t>(i);
+        for (std::size_t i = order_.size(); i > 1; --i) {
+            std::swap(order_[i - 1], order_[static_cast<std::size_t>(rng.below(i))]);
+        }
+    }
+    // Every flow draws every attribute from its concern's stream, so changing
+    // one option does not shift what the others draw.
+    Rng durations = stream_rng(config.seed, Stream::durations);
+    Rng pauses = stream_rng(config.seed, Stream::pauses);
+    Rng endings = stream_rng(config.seed, Stream::endings);
+    const double idle_gap_us = life.idle_gap * 1e6;
+    for (std::size_t i = 0; i < lives_.size(); ++i) {
+        Life& l = lives_[i];
+        l.duration_us = exponential(durations, life.duration_mean * 1e6);
+        const bool pause = pauses.chance(life.idle_gap_fraction);
+        const double length = (0.5 + pauses.uniform()) * idle_gap_us;
+        const double where = pauses.uniform();
+        if (pause && l.budget >= 2) {
+            l.pause_us = length;
+            // After packet 1..budget-1, uniformly.
+            l.pause_after =
+                1 + std::min(l.budget - 2,
+                             static_cast<std::uint64_t>(where * static_cast<double>(l.budget - 1)));
+        }
+        const double e = endings.uniform();
+        if (flows[i].key.protocol == proto_tcp) {
+            if (e < life.fin_fraction) {
+                l.end = FlowEnd::fin;
+            } else if (e < life.fin_fraction + life.rst_fraction) {
+                l.end = FlowEnd::rst;
+            }
+        }
+    }
+    heap_.reserve(1024);
+}
+
+double LifetimeScheduler::next_time_us(std::uint32_t flow, std::uint64_t packet_number) noexcept {
+    // Time of packet `packet_number` (1-based), given that the previous one was sent.
+    Life& l = lives_[flow];
+    const double previous = l.position * l.duration_us;  // planned offset of the packet before
+    double offset = 0;
+    if (packet_number == l.budget && packet_number > 1) {
+        offset = l.duration_us;
+    } else if (packet_number > 1) {
+        // The next of the budget - 2 interior points, uniform order statistics
+        // drawn in sequence: with r points left above x, the lowest is
+        // 1 - (1 - x) V^(1/r) for V uniform in (0, 1].
+        const auto left = static_cast<double>(l.budget - packet_number);
+        const double v = 1 - spacing_rng_.uniform();
+        l.position = 1 - (1 - l.position) * std::exp(std::log(v) / left);
+        offset = l.position * l.duration_us;
+    }
+    // The pause replaces the planned spacing after packet pause_after, whose
+    // planned offset was `previous` (never the last packet, so position held it).
+    if (packet_number == l.pause_after + 1) l.shift_us = l.pause_us - (offset - previous);
+    if (l.pause_after != 0 && packet_number > l.pause_after) offset += l.shift_us;
+    return l.start_us + offset;
+}
+
+PacketEvent LifetimeScheduler::next() {
+    // Arrivals enter the heap only when due, so it holds the active flows only.
+    while (next_arrival_ < order_.size() && (heap_.empty() || arrival_us_ <= heap_.front().time_us)) {
+        const std::uint32_t flow = order_[next_arrival_++];
+        lives_[flow].start_us = arrival_us_;
+        heap_.push_back({arrival_us_, flow});
+        std::push_heap(heap_.begin(), heap_.end());
+        arrival_us_ += exponential(arrival_rng_, mean_arrival_gap_us_);
+    }
+    std::pop_heap(heap_.begin(), heap_.end());
+    const Event event = heap_.back();
+    heap_.pop_back();
+
+    PacketEvent out;
+    out.flow = event.flow;
+    out.time_us = static_cast<std::uint64_t>(event.time_us);
+    out.wire_size = size_values_[sizes_.sample(size_rng_)];
+    // The scheduler counts packets itself: the caller's Flow counters are truth.
+    Life& l = lives_[event.flow];
+    const std::uint64_t sent = ++l.sent;
+    if (sent < l.budget) {
+        heap_.push_back({next_time_us(event.flow, sent + 1), event.flow});
+        std::push_heap(heap_.begin(), heap_.end());
+    }
+    return out;
+}
+
+std::uint8_t LifetimeScheduler::tcp_flags(const PacketEvent& event,
+                                          std::uint64_t packet_number) const noexcept {
+    const Life& l = lives_[event.flow];
+    if (packet_number != l.budget) return tcp_flags_psh_ack;
+    switch (l.end) {
+        case FlowEnd::fin: return tcp_flags_fin_ack;
+        case FlowEnd::rst: return tcp_flags_rst_ack;
+        case FlowEnd::none: break;
+    }
+    return tcp_flags_psh_ack;
+}
+
+void LifetimeScheduler::record(const PacketEvent& event, std::uint64_t packet_number) {
+    Life& l = lives_[event.flow];
+    if (packet_number == 1) {
+        l.first_us = event.time_us;
+    } else {
+        const std::uint64_t silence = event.time_us - l.last_us;
+        if (silence > gap_min_us_) {
+            gaps_.push_back({event.flow, l.last_us, event.time_us});
+            ++l.gap_count;
+        }
+        // Flooring both ends to microseconds makes it differ from pause_us by < 1 us.
+        if (packet_number == l.pause_after + 1) l.pause_silence_us = silence;
+    }
+    l.last_us = event.time_us;
+}
+
+void LifetimeScheduler::finish() {
+    // Emitted in time order; (flow, start) is unique, so no stable sort is needed.
+    std::sort(gaps_.begin(), gaps_.end(), [](const Gap& a, const Gap& b) {
+        return a.flow != b.flow ? a.flow < b.flow : a.start_us < b.start_us;
+    });
+    std::uint64_t begin = 0;
+    for (Life& l : lives_) {
+        l.gap_begin = begin;
+        begin += l.gap_count;
+    }
+}
+
 // ---------------------------------------------------------------------------- frames
 
 std::uint32_t FrameBuilder::min_size(const Flow& flow) noexcept {
@@ -356,7 +540,8 @@ std::uint32_t FrameBuilder::min_size(const Flow& flow) noexcept {
 }
 
 std::size_t FrameBuilder::build(Flow& flow, std::uint32_t wire_size,
-                                std::span<std::uint8_t, max_header_size> out) noexcept {
+                                std::span<std::uint8_t, max_header_size> out,
+                                std::uint8_t tcp_flags) noexcept {
     std::uint8_t* p = out.data();
     const core::FlowKey& key = flow.key;
     const bool ipv6 = key.family == core::AddressFamily::ipv6;
@@ -412,7 +597,7 @@ std::size_t FrameBuilder::build(Flow& flow, std::uint32_t wire_size,
         put32(p + off + 4, flow.tcp_seq);
         put32(p + off + 8, 1);  // ack number: the connection is mid-stream
         p[off + 12] = 0x50;     // data offset 5 words, no options
-        p[off + 13] = 0x18;     // PSH | ACK
+        p[off + 13] = tcp_flags;  // PSH | ACK unless this packet ends the flow
         put16(p + off + 14, 0xffff);
         put16(p + off + 16, 0);
         put16(p + off + 18, 0);
@@ -507,6 +692,19 @@ std::uint8_t* PcapWriter::begin_record(std::uint32_t ts_sec, std::uint32_t ts_us
 // ---------------------------------------------------------------------------- generate
 
 std::string canonical_command(const GenConfig& c) {
+    if (c.life.enabled) {
+        // --rate only sets the default --flow-rate, which is written resolved instead.
+        const LifetimeConfig life = resolved_lifetimes(c);
+        return fmt::format(
+            "flowsketch gen --lifetimes --packets {} --flows {} --zipf {} --sizes {} "
+            "--flow-rate {} --duration-mean {} --idle-gap-fraction {} --idle-gap {} "
+            "--fin-fraction {} --rst-fraction {} --gap-min {} --ipv6 {} --vlan {} --tcp {} "
+            "--snaplen {} --start {} --seed {}",
+            c.packets, c.flows, c.zipf, format_size_mix(c.sizes), life.flow_rate,
+            life.duration_mean, life.idle_gap_fraction, life.idle_gap, life.fin_fraction,
+            life.rst_fraction, life.gap_min, c.ipv6_fraction, c.vlan_fraction, c.tcp_fraction,
+            c.snaplen, c.start, c.seed);
+    }
     return fmt::format(
         "flowsketch gen --packets {} --flows {} --zipf {} --sizes {} --rate {} --ipv6 {} "
         "--vlan {} --tcp {} --snaplen {} --start {} --seed {}",
@@ -565,9 +763,163 @@ void write_truth(BufferedFile& file, const GenConfig& config, const std::vector<
     file.append(std::string_view(out.data(), out.size()));
 }
 
+constexpr std::uint64_t us_per_s = 1'000'000;
+
+/// Lifetime truth: the stationary columns, then first_ns, last_ns, end_flag,
+/// pause_ns, gaps (semantics in the header lines and docs/gen.md).
+void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
+                          const std::vector<Flow>& flows, const LifetimeScheduler& scheduler,
+                          const GenSummary& summary) {
+    const auto& lives = scheduler.lives();
+    const auto& gaps = scheduler.gaps();
+    std::vector<std::uint32_t> order;
+    order.reserve(static_cast<std::size_t>(summary.active_flows));
+    std::uint64_t paused = 0;
+    std::uint64_t fin = 0;
+    std::uint64_t rst = 0;
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+        if (flows[i].packets == 0) continue;
+        order.push_back(static_cast<std::uint32_t>(i));
+        paused += lives[i].pause_after != 0 ? 1U : 0U;
+        fin += lives[i].end == FlowEnd::fin ? 1U : 0U;
+        rst += lives[i].end == FlowEnd::rst ? 1U : 0U;
+    }
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return truth_order(flows[a], flows[b]); });
+
+    const std::uint64_t base_us = config.start * us_per_s;
+    const auto ns = [base_us](std::uint64_t us) { return (base_us + us) * 1000; };
+    const LifetimeConfig life = resolved_lifetimes(config);
+    fmt::memory_buffer out;
+    fmt::format_to(
+        std::back_inserter(out),
+        "# ground truth generated by flowsketch gen\n"
+        "# command (output paths omitted): {}\n"
+        "# seed {}\n"
+        "# frames {}\n"
+        "# ip_packets {}\n"
+        "# ip_bytes {}\n"
+        "# flows {}\n"
+        "# configured_flows {}\n"
+        "# lifetimes 1\n"
+        "# flow_rate {}\n"
+        "# duration_mean {}\n"
+        "# idle_gap {}\n"
+        "# idle_gap_fraction {}\n"
+        "# paused_flows {}\n"
+        "# fin_flows {}\n"
+        "# rst_flows {}\n"
+        "# gap_min_ns {}\n"
+        "# first_packet_ns {}\n"
+        "# last_packet_ns {}\n"
+        "# first_ns/last_ns: Unix time in ns of the flow's first/last packet, exactly as in "
+        "the pcap (microsecond timestamps: multiples of 1000)\n"
+        "# end_flag: fin (rst) if the flow's last packet, and no other, has TCP FIN|ACK "
+        "(RST|ACK); - otherwise (UDP, or a TCP flow that just stops)\n"
+        "# pause_ns: the silence of the flow's one scheduled pause (drawn uniform in "
+        "[0.5, 1.5] * idle_gap), 0 if it has none\n"
+        "# gaps: every silence longer than gap_min_ns between consecutive packets of the "
+        "flow, as START_NS:END_NS (the packets before and after it), comma-separated in time "
+        "order; - if none\n"
+        "# timeout semantics: for an idle timeout T >= gap_min_ns, the flow is active at time "
+        "t iff it has a packet p with p <= t <= p + T, and a packet after a silence longer "
+        "than T makes it new again; every silence not in gaps is <= gap_min_ns <= T\n"
+        "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes\tfirst_ns\tlast_ns\tend_flag\tpause_ns"
+        "\tgaps\n",
+        canonical_command(config), config.seed, summary.packets, summary.packets, summary.bytes,
+        summary.active_flows, config.flows, life.flow_rate, life.duration_mean, life.idle_gap,
+        life.idle_gap_fraction, paused, fin, rst, std::llround(life.gap_min * 1e9),
+        summary.packets > 0 ? ns(0) : 0, summary.packets > 0 ? ns(summary.last_time_us) : 0);
+    for (const std::uint32_t i : order) {
+        const Flow& flow = flows[i];
+        const LifetimeScheduler::Life& l = lives[i];
+        constexpr std::array<std::string_view, 3> end_names = {"-", "fin", "rst"};
+        const std::uint64_t pause_ns = l.pause_silence_us * 1000;
+        fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
+                       flow.key.protocol, core::format_address(flow.key, true),
+                       core::format_address(flow.key, false), flow.key.src_port,
+                       flow.key.dst_port, flow.packets, flow.bytes, ns(l.first_us), ns(l.last_us),
+                       end_names[static_cast<std::size_t>(l.end)], pause_ns);
+        if (l.gap_count == 0) out.push_back('-');
+        for (std::uint64_t g = l.gap_begin; g < l.gap_begin + l.gap_count; ++g) {
+            const auto& gap = gaps[static_cast<std::size_t>(g)];
+            if (g != l.gap_begin) out.push_back(',');
+            fmt::format_to(std::back_inserter(out), "{}:{}", ns(gap.start_us), ns(gap.end_us));
+        }
+        out.push_back('\n');
+        if (out.size() >= BufferedFile::buffer_size / 2) {
+            file.append(std::string_view(out.data(), out.size()));
+            out.clear();
+        }
+    }
+    file.append(std::string_view(out.data(), out.size()));
+}
+
+/// Builds one frame of `flow` and appends it to the pcap; returns its wire length.
+std::uint32_t emit_packet(PcapWriter& pcap, const GenConfig& config, Flow& flow,
+                          const PacketEvent& event, std::uint64_t index, std::uint8_t tcp_flags) {
+    std::array<std::uint8_t, FrameBuilder::max_header_size> headers{};
+    const std::uint32_t wire = std::max(event.wire_size, FrameBuilder::min_size(flow));
+    const std::size_t header_length = FrameBuilder::build(flow, wire, headers, tcp_flags);
+
+    const std::uint64_t seconds = config.start + event.time_us / us_per_s;
+    if (seconds > std::numeric_limits<std::uint32_t>::max()) {
+        throw std::runtime_error(fmt::format(
+            "packet {} falls after 2106-02-07, past what classic pcap timestamps hold; "
+            "lower --start or --packets, or raise --rate",
+            index + 1));
+    }
+    const std::uint32_t captured = std::min(wire, config.snaplen);
+    std::uint8_t* data =
+        pcap.begin_record(static_cast<std::uint32_t>(seconds),
+                          static_cast<std::uint32_t>(event.time_us % us_per_s), captured, wire);
+    const std::size_t copied = std::min<std::size_t>(captured, header_length);
+    std::memcpy(data, headers.data(), copied);
+    std::memset(data + copied, 0, captured - copied);
+    return wire;
+}
+
+void count_packet(GenSummary& summary, Flow& flow, const PacketEvent& event, std::uint32_t wire) {
+    if (flow.packets++ == 0) ++summary.active_flows;
+    flow.bytes += wire;
+    ++summary.packets;
+    summary.bytes += wire;
+    summary.last_time_us = event.time_us;
+}
+
+GenSummary generate_lifetimes(const GenConfig& config) {
+    if (config.packets < config.flows) {
+        throw std::runtime_error(fmt::format(
+            "--lifetimes needs --packets ({}) >= --flows ({}): every flow sends at least one "
+            "packet",
+            config.packets, config.flows));
+    }
+    std::vector<Flow> flows = make_flows(config);
+    LifetimeScheduler scheduler(config, flows);
+    PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet);
+    BufferedFile truth(config.truth_path);
+
+    GenSummary summary;
+    for (std::uint64_t i = 0; !scheduler.done(); ++i) {
+        const PacketEvent event = scheduler.next();
+        Flow& flow = flows[event.flow];
+        const std::uint64_t number = flow.packets + 1;
+        const std::uint32_t wire =
+            emit_packet(pcap, config, flow, event, i, scheduler.tcp_flags(event, number));
+        scheduler.record(event, number);
+        count_packet(summary, flow, event, wire);
+    }
+    pcap.close();
+    scheduler.finish();
+    write_lifetime_truth(truth, config, flows, scheduler, summary);
+    truth.close();
+    return summary;
+}
+
 }  // namespace
 
 GenSummary generate(const GenConfig& config) {
+    if (config.life.enabled) return generate_lifetimes(config);
     std::vector<Flow> flows = make_flows(config);
     PacketScheduler scheduler(config);
     // Both files are created first, so a bad path fails before the long loop.
@@ -575,34 +927,11 @@ GenSummary generate(const GenConfig& config) {
     BufferedFile truth(config.truth_path);
 
     GenSummary summary;
-    std::array<std::uint8_t, FrameBuilder::max_header_size> headers{};
-    constexpr std::uint64_t us_per_s = 1'000'000;
     for (std::uint64_t i = 0; i < config.packets; ++i) {
         const PacketEvent event = scheduler.next();
         Flow& flow = flows[event.flow];
-        const std::uint32_t wire = std::max(event.wire_size, FrameBuilder::min_size(flow));
-        const std::size_t header_length = FrameBuilder::build(flow, wire, headers);
-
-        const std::uint64_t seconds = config.start + event.time_us / us_per_s;
-        if (seconds > std::numeric_limits<std::uint32_t>::max()) {
-            throw std::runtime_error(fmt::format(
-                "packet {} falls after 2106-02-07, past what classic pcap timestamps hold; "
-                "lower --start or --packets, or raise --rate",
-                i + 1));
-        }
-        const std::uint32_t captured = std::min(wire, config.snaplen);
-        std::uint8_t* data =
-            pcap.begin_record(static_cast<std::uint32_t>(seconds),
-                              static_cast<std::uint32_t>(event.time_us % us_per_s), captured, wire);
-        const std::size_t copied = std::min<std::size_t>(captured, header_length);
-        std::memcpy(data, headers.data(), copied);
-        std::memset(data + copied, 0, captured - copied);
-
-        if (flow.packets++ == 0) ++summary.active_flows;
-        flow.bytes += wire;
-        ++summary.packets;
-        summary.bytes += wire;
-        summary.last_time_us = event.time_us;
+        const std::uint32_t wire = emit_packet(pcap, config, flow, event, i, tcp_flags_psh_ack);
+        count_packet(summary, flow, event, wire);
     }
     pcap.close();
     write_truth(truth, config, flows, summary);

@@ -1,11 +1,14 @@
 // `flowsketch gen`: synthetic, seeded traffic with exact per-flow truth.
 //
-// The generator is split in three so flow lifetimes (arrival process, durations,
-// idle gaps, FIN/RST endings) can be added later without a rewrite:
+// The generator is split in three:
 //   make_flows()      the flow population: one Flow record per 5-tuple;
-//   PacketScheduler   decides which flow sends the next packet, when, and how big;
-//   FrameBuilder      turns (Flow, wire length) into header bytes.
+//   PacketScheduler   decides which flow sends the next packet, when, and how big
+//                     (stationary traffic), or LifetimeScheduler (flows arrive,
+//                     live for a while, may pause once, and end, optionally with
+//                     FIN or RST);
+//   FrameBuilder      turns (Flow, wire length, TCP flags) into header bytes.
 // generate() runs the per-packet loop over those and writes the pcap and truth.
+// The lifetime mode is opt-in: without it every byte is what it always was.
 //
 // Everything random comes from our own xoshiro256** and our own sampling code,
 // never from std:: distributions (whose output is implementation-defined), so
@@ -74,6 +77,21 @@ std::vector<SizeBin> default_size_mix();
 std::vector<SizeBin> parse_size_mix(std::string_view text);
 std::string format_size_mix(const std::vector<SizeBin>& mix);
 
+/// Flow lifetimes (`--lifetimes`). Times are seconds of packet time.
+struct LifetimeConfig {
+    bool enabled = false;
+    /// Poisson arrivals of new flows per second; 0: rate * flows / packets, so
+    /// the run spans about packets / rate seconds as in the stationary mode.
+    double flow_rate = 0;
+    double duration_mean = 1.0;  // exponential; first to last packet, pause excluded
+    double idle_gap_fraction = 0.25;  // of flows with >= 2 packets: pause once
+    double idle_gap = 1.0;            // pause uniform in [0.5, 1.5] * idle_gap
+    double fin_fraction = 0.6;        // of TCP flows: last packet carries FIN
+    double rst_fraction = 0.1;        // of TCP flows: last packet carries RST
+    /// The truth lists every silence longer than this; < 0: idle_gap / 4.
+    double gap_min = -1;
+};
+
 struct GenConfig {
     std::string out_path;
     std::string truth_path;
@@ -88,7 +106,12 @@ struct GenConfig {
     std::uint32_t snaplen = 128;
     std::uint64_t start = 1'700'000'000;  // UNIX seconds of the first packet
     std::uint64_t seed = 1;
+    LifetimeConfig life;
 };
+
+/// `config.life` with the defaults that depend on other options filled in
+/// (flow_rate > 0, gap_min >= 0).
+LifetimeConfig resolved_lifetimes(const GenConfig& config);
 
 /// Limits the command line enforces (memory is about 100 bytes per flow).
 inline constexpr std::uint64_t max_flows = 50'000'000;
@@ -96,7 +119,8 @@ inline constexpr std::uint64_t max_packets = std::uint64_t{1} << 40;
 inline constexpr std::uint32_t max_snaplen = 262'144;
 
 /// One flow: its key and encapsulation, per-flow header state, and its truth
-/// counters. Lifetimes (first/last time, end reason) belong here later.
+/// counters. Lifetime state lives beside it (LifetimeScheduler), so the
+/// stationary mode pays nothing for it.
 struct Flow {
     core::FlowKey key;
     std::uint64_t packets = 0;  // truth: packets emitted
@@ -136,6 +160,92 @@ class PacketScheduler {
     double time_us_ = 0;  // exact time; rounded down to microseconds on output
 };
 
+/// TCP flag bytes the generator writes.
+inline constexpr std::uint8_t tcp_flags_psh_ack = 0x18;
+inline constexpr std::uint8_t tcp_flags_fin_ack = 0x11;
+inline constexpr std::uint8_t tcp_flags_rst_ack = 0x14;
+
+/// How a flow's last packet ends it (lifetime mode; TCP only).
+enum class FlowEnd : std::uint8_t { none = 0, fin = 1, rst = 2 };
+
+/// Flows that arrive, live and end (`--lifetimes`). Each flow gets, up front:
+/// a packet budget (1 + its share of the rest by Zipf rank, so --packets and
+/// --flows are exact), an arrival time (Poisson at flow_rate, in a random order
+/// of ranks), a duration (exponential), maybe one pause, and an ending. Its
+/// packets are planned over the duration (first at 0, last at the duration,
+/// interior ones uniform order statistics); a pause after packet j replaces the
+/// planned spacing between packets j and j + 1, so that silence is exactly the
+/// drawn pause and the packets after it move by (pause - spacing). A heap of the
+/// active flows' next-packet times orders packets by time; arrivals are pushed
+/// lazily, so memory is per flow (a fixed-size record) plus per active flow.
+class LifetimeScheduler {
+  public:
+    /// Per-flow lifetime plan, progress and truth.
+    struct Life {
+        double start_us = 0;     // arrival = first packet, since config.start
+        double duration_us = 0;  // first to last packet, pause excluded
+        double pause_us = 0;     // scheduled pause (0: none)
+        double shift_us = 0;     // added to the packets after the pause
+        double position = 0;     // latest interior order statistic in [0, 1]
+        std::uint64_t budget = 0;       // packets this flow sends
+        std::uint64_t pause_after = 0;  // packet number followed by the pause (0: none)
+        std::uint64_t sent = 0;         // packets scheduled so far
+        std::uint64_t first_us = 0;     // truth: emitted timestamps, since config.start
+        std::uint64_t last_us = 0;
+        std::uint64_t pause_silence_us = 0;  // truth: the pause as emitted (whole us)
+        std::uint64_t gap_begin = 0;    // first of its records in gaps() after finish()
+        std::uint32_t gap_count = 0;
+        FlowEnd end = FlowEnd::none;
+    };
+    /// A silence longer than gap_min between two consecutive packets of a flow.
+    struct Gap {
+        std::uint32_t flow = 0;
+        std::uint64_t start_us = 0;  // the packet before (since config.start)
+        std::uint64_t end_us = 0;    // the packet after
+    };
+
+    /// `flows` is make_flows(config); its protocols decide which flows may end with FIN/RST.
+    LifetimeScheduler(const GenConfig& config, const std::vector<Flow>& flows);
+    bool done() const noexcept { return heap_.empty() && next_arrival_ == order_.size(); }
+    /// The next packet in time order (ties: lower flow index first). Requires !done().
+    PacketEvent next();
+    /// TCP flags of the packet `event` (FIN/RST on a flow's last packet).
+    std::uint8_t tcp_flags(const PacketEvent& event, std::uint64_t packet_number) const noexcept;
+    /// Records truth (first/last time, gaps) for a packet as emitted.
+    void record(const PacketEvent& event, std::uint64_t packet_number);
+    /// Groups the gap records by flow (call once, after the last packet).
+    void finish();
+
+    const std::vector<Life>& lives() const noexcept { return lives_; }
+    const std::vector<Gap>& gaps() const noexcept { return gaps_; }
+    std::uint64_t gap_min_us() const noexcept { return gap_min_us_; }
+
+  private:
+    struct Event {
+        double time_us;
+        std::uint32_t flow;
+        // std::priority_queue is a max-heap: "less" means later.
+        friend bool operator<(const Event& a, const Event& b) noexcept {
+            return a.time_us != b.time_us ? a.time_us > b.time_us : a.flow > b.flow;
+        }
+    };
+    double next_time_us(std::uint32_t flow, std::uint64_t packet_number) noexcept;
+
+    std::vector<Life> lives_;
+    std::vector<std::uint32_t> order_;  // flows in arrival order
+    std::vector<Event> heap_;           // std::push_heap/pop_heap over Event::operator<
+    std::vector<Gap> gaps_;
+    std::size_t next_arrival_ = 0;
+    double arrival_us_ = 0;
+    double mean_arrival_gap_us_;
+    std::uint64_t gap_min_us_ = 0;  // list silences strictly longer than this
+    AliasTable sizes_;
+    std::vector<std::uint32_t> size_values_;
+    Rng size_rng_;
+    Rng arrival_rng_;
+    Rng spacing_rng_;
+};
+
 /// Writes link, IP and transport headers of one frame and advances the flow's
 /// header state (IPv4 ID, TCP sequence). The payload is zeros, which lets the
 /// TCP/UDP checksums be computed from the headers alone.
@@ -147,7 +257,8 @@ class FrameBuilder {
     /// Fills `out` (max_header_size bytes) with the headers of a frame of
     /// `wire_size` bytes (>= min_size(flow)); returns the header length.
     static std::size_t build(Flow& flow, std::uint32_t wire_size,
-                             std::span<std::uint8_t, max_header_size> out) noexcept;
+                             std::span<std::uint8_t, max_header_size> out,
+                             std::uint8_t tcp_flags = tcp_flags_psh_ack) noexcept;
 };
 
 /// Output file written in 1 MiB write() calls.
