@@ -14,8 +14,9 @@ struct DispatchContext {
 extern "C" void on_packet(u_char* user, const pcap_pkthdr* header, const u_char* data) {
     auto* dispatch = reinterpret_cast<DispatchContext*>(user);
     Frame frame;
-    frame.timestamp_ns = static_cast<std::int64_t>(header->ts.tv_sec) * 1'000'000'000 +
-                         static_cast<std::int64_t>(header->ts.tv_usec) * dispatch->subsecond_scale;
+    frame.timestamp_ns =
+        clamp_timestamp_ns(static_cast<std::int64_t>(header->ts.tv_sec),
+                           static_cast<std::int64_t>(header->ts.tv_usec) * dispatch->subsecond_scale);
     frame.captured_length = header->caplen;
     frame.wire_length = header->len;
     frame.data = data;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <stdexcept>
 
 namespace flowsketch::app {
@@ -81,7 +82,11 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
 void Pipeline::begin_at(std::int64_t timestamp_ns) noexcept {
     started_ = true;
     interval_start_ns_ = floor_to_multiple(timestamp_ns, interval_ns_);
-    interval_end_ns_ = interval_start_ns_ + interval_ns_;
+    // Saturate: sources clamp packet time to 2^62 ns, but the pipeline is
+    // also driven directly (tests, fuzzing) with any 64-bit time.
+    interval_end_ns_ = interval_start_ns_ > std::numeric_limits<std::int64_t>::max() - interval_ns_
+                           ? std::numeric_limits<std::int64_t>::max()
+                           : interval_start_ns_ + interval_ns_;
 }
 
 void Pipeline::flush_batch() noexcept {

@@ -39,7 +39,7 @@ public:
         if (interval_ns_ > 0 && config_.packet_time_intervals) {
             if (!started_) {
                 begin_at(frame.timestamp_ns);
-            } else if (frame.timestamp_ns >= interval_end_ns_) {
+            } else if (frame.timestamp_ns >= interval_end_ns_ && interval_end_ns_ != last_boundary) {
                 close_interval(frame.timestamp_ns);
             }
         }
@@ -79,6 +79,8 @@ public:
 
 private:
     static constexpr std::size_t batch_capacity = 256;
+    // A saturated interval end: the last interval, which never closes early.
+    static constexpr std::int64_t last_boundary = INT64_MAX;
 
     struct Counters {
         std::uint64_t frames = 0;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <limits>
 #include <vector>
 
 #include "src/pipeline.hpp"
@@ -143,6 +144,26 @@ TEST(Pipeline, MalformedFramesAreCountedByReasonNotFatal) {
         if (skip.reason == "truncated_ip") truncated_ip = skip.count;
     }
     EXPECT_EQ(truncated_ip, 1u);
+}
+
+}  // namespace
+}  // namespace flowsketch::app
+
+namespace flowsketch::app {
+namespace {
+
+// Driven directly with extreme times, the pipeline saturates its last interval
+// instead of overflowing (UBSan checks) or reporting once per frame.
+TEST(Pipeline, ExtremeTimestampsSaturateTheLastInterval) {
+    Harness h(10);
+    constexpr auto max = std::numeric_limits<std::int64_t>::max();
+    h.frame(max - 3, 1);
+    h.frame(max, 1);
+    h.frame(max, 2);
+    h.pipeline->finish();
+    ASSERT_EQ(h.writer.reports.size(), 2u);  // one interval, one final
+    EXPECT_EQ(h.writer.reports[0].packets, 3u);
+    EXPECT_EQ(h.writer.reports[1].packets, 3u);
 }
 
 }  // namespace
