@@ -1,0 +1,143 @@
+// Fuzz target: a whole capture file (classic pcap or pcapng, any byte order) read from memory
+// through the same code as `flowsketch -r`: PcapFileSource over an fmemopen stream, each frame
+// into app::Pipeline, damage noted, then finish() — the loop of run_measure without the CLI.
+//
+// The input is the file itself, so any capture is a seed (make_fuzz_seeds writes small ones).
+// Reports are checked and discarded (the final one rendered as text and JSON first); the
+// harness traps on a broken accounting invariant:
+//   every report: packets + skipped = frames, top lists no longer than top_k, lower ≤ estimate;
+//   interval reports: end − start is the interval;
+//   final report: frames = frames read, and equal to the sum over interval reports.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "capture/pcap_file_source.hpp"
+#include "reports/report_writer.hpp"
+#include "src/pipeline.hpp"
+
+namespace {
+
+using flowsketch::capture::CaptureError;
+using flowsketch::capture::Frame;
+using flowsketch::capture::PcapFileSource;
+using flowsketch::capture::ReadStatus;
+using flowsketch::reports::Report;
+using flowsketch::reports::ReportKind;
+
+constexpr std::uint32_t kTopK = 4;
+// Frames past this are not read: a record costs ~16 bytes of input, so this only stops
+// pathological slow inputs (libFuzzer's default -max_len keeps inputs far smaller anyway).
+constexpr std::uint64_t kMaxFrames = 1'000'000;
+
+void check(bool condition) {
+    if (!condition) __builtin_trap();
+}
+
+class CheckingWriter final : public flowsketch::reports::ReportWriter {
+public:
+    explicit CheckingWriter(double interval_seconds) : interval_seconds_(interval_seconds) {}
+
+    void write(const Report& report) override {
+        std::uint64_t skipped = 0;
+        for (const auto& reason : report.skipped) skipped += reason.count;
+        check(report.packets + skipped == report.frames);
+        check(report.top_packets.size() <= kTopK && report.top_bytes.size() <= kTopK);
+        for (const auto& hitter : report.top_packets) check(hitter.lower <= hitter.estimate);
+        for (const auto& hitter : report.top_bytes) check(hitter.lower <= hitter.estimate);
+        if (report.kind == ReportKind::interval) {
+            // Boundaries are multiples of the interval in packet time; the width is exact
+            // up to the rounding of two doubles of similar size.
+            const double width = report.end - report.start;
+            check(width > 0 && width <= interval_seconds_ * 2);
+            interval_frames_ += report.frames;
+            interval_packets_ += report.packets;
+            ++intervals_;
+        } else {
+            check(!final_seen_);
+            final_seen_ = true;
+            final_frames_ = report.frames;
+            if (intervals_ > 0) {
+                check(report.frames == interval_frames_);
+                check(report.packets == interval_packets_);
+            }
+            check(report.frames == 0 || report.start <= report.end);
+            render_final(report);
+        }
+    }
+
+    // The final report is rendered (its start/end are the raw first and last timestamps, the
+    // most hostile values a report carries). Rendering every interval report too made most of
+    // each execution formatting work and flooded libFuzzer with fmt's coverage.
+    void render_final(const Report& report) {
+        rendered_bytes_ += flowsketch::reports::to_json(report).size();
+        rendered_bytes_ += flowsketch::reports::to_text(report).size();
+    }
+
+    bool final_seen() const { return final_seen_; }
+    std::uint64_t final_frames() const { return final_frames_; }
+
+private:
+    double interval_seconds_;
+    bool final_seen_ = false;
+    std::uint64_t final_frames_ = 0;
+    std::uint64_t interval_frames_ = 0;
+    std::uint64_t interval_packets_ = 0;
+    std::uint64_t intervals_ = 0;
+    std::size_t rendered_bytes_ = 0;
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    if (size == 0) return 0;  // fmemopen rejects an empty buffer (EINVAL)
+    // fmemopen takes a non-const buffer; "rb" never writes to it.
+    std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(data), size, "rb");
+    if (stream == nullptr) return 0;
+
+    std::unique_ptr<PcapFileSource> source;
+    try {
+        source = std::make_unique<PcapFileSource>(stream, "fuzz-input", "");
+    } catch (const CaptureError&) {
+        return 0;  // not a capture: the CLI's exit 1; the constructor closed the stream
+    }
+
+    // One-second intervals, so odd timestamps (backwards, huge, ns/µs confusion) cross
+    // interval boundaries; a small sketch keeps executions fast.
+    flowsketch::app::PipelineConfig config;
+    config.interval_seconds = 1.0;
+    config.measurement.top_k = kTopK;
+    config.measurement.sketch = flowsketch::core::CountMinParams::for_error(
+        0.05, 0.05, flowsketch::core::CountMinVariant::kirsch_mitzenmacher);
+    // The flow lifecycle stays on (it is on for -r) but sized for 1,000 flows: at the default
+    // million its filters cost a few MB to zero on every execution.
+    config.measurement.lifecycle.max_flows = 1000;
+    CheckingWriter writer(config.interval_seconds);
+    flowsketch::app::Pipeline pipeline(config, writer);
+
+    std::uint64_t frames = 0;
+    Frame frame;
+    const int link = source->link_type();
+    for (;;) {
+        if (frames == kMaxFrames) break;
+        const ReadStatus status = source->next(frame);
+        if (status == ReadStatus::frame) {
+            check(frame.data != nullptr || frame.captured_length == 0);
+            pipeline.on_frame(frame, link);
+            ++frames;
+            continue;
+        }
+        if (status == ReadStatus::damaged) {
+            check(!source->damage_message().empty());
+            pipeline.note_damage(source->path() + ": " + source->damage_message());
+        }
+        break;
+    }
+    pipeline.finish();
+    check(writer.final_seen());
+    check(writer.final_frames() == frames);
+    check(pipeline.frames_total() == frames);
+    return 0;
+}
