@@ -18,3 +18,4 @@ cmake --build build-asan -j"$jobs"
 echo "== tests under ASan+UBSan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j"$jobs" --timeout 900)
+./scripts/fuzz.sh 60  # bounded libFuzzer run of every target from its corpus
