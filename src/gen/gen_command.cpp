@@ -215,6 +215,11 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
                 throw CLI::ValidationError("--fin-fraction, --rst-fraction",
                                            "their sum must be at most 1");
             }
+            if (config->packets > gen::max_lifetime_packets) {
+                throw CLI::ValidationError(
+                    "--packets", fmt::format("with --lifetimes must be at most {}",
+                                             gen::max_lifetime_packets));
+            }
             if (config->packets < config->flows) {
                 throw CLI::ValidationError(
                     "--packets", "with --lifetimes must be >= --flows (every flow sends a packet)");

@@ -426,7 +426,7 @@ LifetimeScheduler::LifetimeScheduler(const GenConfig& config, const std::vector<
             // After packet 1..budget-1, uniformly.
             l.pause_after =
                 1 + std::min(l.budget - 2,
-                             static_cast<std::uint64_t>(where * static_cast<double>(l.budget - 1)));
+                             static_cast<std::uint32_t>(where * static_cast<double>(l.budget - 1)));
         }
         const double e = endings.uniform();
         if (flows[i].key.protocol == proto_tcp) {
@@ -482,7 +482,7 @@ PacketEvent LifetimeScheduler::next() {
     out.wire_size = size_values_[sizes_.sample(size_rng_)];
     // The scheduler counts packets itself: the caller's Flow counters are truth.
     Life& l = lives_[event.flow];
-    const std::uint64_t sent = ++l.sent;
+    const std::uint32_t sent = ++l.sent;
     if (sent < l.budget) {
         heap_.push_back({next_time_us(event.flow, sent + 1), event.flow});
         std::push_heap(heap_.begin(), heap_.end());
@@ -504,14 +504,9 @@ std::uint8_t LifetimeScheduler::tcp_flags(const PacketEvent& event,
 
 void LifetimeScheduler::record(const PacketEvent& event, std::uint64_t packet_number) {
     Life& l = lives_[event.flow];
-    if (packet_number == 1) {
-        l.first_us = event.time_us;
-    } else {
+    if (packet_number > 1) {
         const std::uint64_t silence = event.time_us - l.last_us;
-        if (silence > gap_min_us_) {
-            gaps_.push_back({event.flow, l.last_us, event.time_us});
-            ++l.gap_count;
-        }
+        if (silence > gap_min_us_) gaps_.push_back({event.flow, l.last_us, event.time_us});
         // Flooring both ends to microseconds makes it differ from pause_us by < 1 us.
         if (packet_number == l.pause_after + 1) l.pause_silence_us = silence;
     }
@@ -523,11 +518,16 @@ void LifetimeScheduler::finish() {
     std::sort(gaps_.begin(), gaps_.end(), [](const Gap& a, const Gap& b) {
         return a.flow != b.flow ? a.flow < b.flow : a.start_us < b.start_us;
     });
-    std::uint64_t begin = 0;
-    for (Life& l : lives_) {
-        l.gap_begin = begin;
-        begin += l.gap_count;
-    }
+}
+
+std::span<const LifetimeScheduler::Gap> LifetimeScheduler::gaps_of(
+    std::uint32_t flow) const noexcept {
+    // A binary search instead of a per-flow index keeps 12 bytes per flow off the record.
+    const auto first = std::lower_bound(gaps_.begin(), gaps_.end(), flow,
+                                        [](const Gap& g, std::uint32_t f) { return g.flow < f; });
+    auto last = first;
+    while (last != gaps_.end() && last->flow == flow) ++last;
+    return {first, last};
 }
 
 // ---------------------------------------------------------------------------- frames
@@ -771,7 +771,6 @@ void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
                           const std::vector<Flow>& flows, const LifetimeScheduler& scheduler,
                           const GenSummary& summary) {
     const auto& lives = scheduler.lives();
-    const auto& gaps = scheduler.gaps();
     std::vector<std::uint32_t> order;
     order.reserve(static_cast<std::size_t>(summary.active_flows));
     std::uint64_t paused = 0;
@@ -838,13 +837,14 @@ void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
         fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
                        flow.key.protocol, core::format_address(flow.key, true),
                        core::format_address(flow.key, false), flow.key.src_port,
-                       flow.key.dst_port, flow.packets, flow.bytes, ns(l.first_us), ns(l.last_us),
+                       flow.key.dst_port, flow.packets, flow.bytes, ns(l.first_us()), ns(l.last_us),
                        end_names[static_cast<std::size_t>(l.end)], pause_ns);
-        if (l.gap_count == 0) out.push_back('-');
-        for (std::uint64_t g = l.gap_begin; g < l.gap_begin + l.gap_count; ++g) {
-            const auto& gap = gaps[static_cast<std::size_t>(g)];
-            if (g != l.gap_begin) out.push_back(',');
-            fmt::format_to(std::back_inserter(out), "{}:{}", ns(gap.start_us), ns(gap.end_us));
+        const auto flow_gaps = scheduler.gaps_of(i);
+        if (flow_gaps.empty()) out.push_back('-');
+        for (std::size_t g = 0; g < flow_gaps.size(); ++g) {
+            if (g != 0) out.push_back(',');
+            fmt::format_to(std::back_inserter(out), "{}:{}", ns(flow_gaps[g].start_us),
+                           ns(flow_gaps[g].end_us));
         }
         out.push_back('\n');
         if (out.size() >= BufferedFile::buffer_size / 2) {
@@ -893,6 +893,10 @@ GenSummary generate_lifetimes(const GenConfig& config) {
             "--lifetimes needs --packets ({}) >= --flows ({}): every flow sends at least one "
             "packet",
             config.packets, config.flows));
+    }
+    if (config.packets > max_lifetime_packets) {
+        throw std::runtime_error(
+            fmt::format("--lifetimes allows at most {} packets", max_lifetime_packets));
     }
     std::vector<Flow> flows = make_flows(config);
     LifetimeScheduler scheduler(config, flows);

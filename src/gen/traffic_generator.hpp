@@ -113,9 +113,12 @@ struct GenConfig {
 /// (flow_rate > 0, gap_min >= 0).
 LifetimeConfig resolved_lifetimes(const GenConfig& config);
 
-/// Limits the command line enforces (memory is about 100 bytes per flow).
+/// Limits the command line enforces (memory is about 100 bytes per flow;
+/// --lifetimes about 170).
 inline constexpr std::uint64_t max_flows = 50'000'000;
 inline constexpr std::uint64_t max_packets = std::uint64_t{1} << 40;
+/// --lifetimes counts a flow's packets in 32 bits to keep its per-flow record small.
+inline constexpr std::uint64_t max_lifetime_packets = 0xffff'ffff;
 inline constexpr std::uint32_t max_snaplen = 262'144;
 
 /// One flow: its key and encapsulation, per-flow header state, and its truth
@@ -182,20 +185,19 @@ class LifetimeScheduler {
   public:
     /// Per-flow lifetime plan, progress and truth.
     struct Life {
-        double start_us = 0;     // arrival = first packet, since config.start
-        double duration_us = 0;  // first to last packet, pause excluded
+        double start_us = 0;     // arrival = first packet (timestamp: this, floored)
+        double duration_us = 0;  // first to last packet as planned, before the pause
         double pause_us = 0;     // scheduled pause (0: none)
         double shift_us = 0;     // added to the packets after the pause
         double position = 0;     // latest interior order statistic in [0, 1]
-        std::uint64_t budget = 0;       // packets this flow sends
-        std::uint64_t pause_after = 0;  // packet number followed by the pause (0: none)
-        std::uint64_t sent = 0;         // packets scheduled so far
-        std::uint64_t first_us = 0;     // truth: emitted timestamps, since config.start
-        std::uint64_t last_us = 0;
+        std::uint64_t last_us = 0;           // truth: latest emitted timestamp
         std::uint64_t pause_silence_us = 0;  // truth: the pause as emitted (whole us)
-        std::uint64_t gap_begin = 0;    // first of its records in gaps() after finish()
-        std::uint32_t gap_count = 0;
+        std::uint32_t budget = 0;            // packets this flow sends
+        std::uint32_t pause_after = 0;  // packet number followed by the pause (0: none)
+        std::uint32_t sent = 0;         // packets scheduled so far
         FlowEnd end = FlowEnd::none;
+
+        std::uint64_t first_us() const noexcept { return static_cast<std::uint64_t>(start_us); }
     };
     /// A silence longer than gap_min between two consecutive packets of a flow.
     struct Gap {
@@ -215,6 +217,8 @@ class LifetimeScheduler {
     void record(const PacketEvent& event, std::uint64_t packet_number);
     /// Groups the gap records by flow (call once, after the last packet).
     void finish();
+    /// One flow's gap records in time order (after finish()).
+    std::span<const Gap> gaps_of(std::uint32_t flow) const noexcept;
 
     const std::vector<Life>& lives() const noexcept { return lives_; }
     const std::vector<Gap>& gaps() const noexcept { return gaps_; }
