@@ -243,8 +243,13 @@ std::uint64_t CountMinSketch::estimate(const Hash128& hash, std::uint32_t lane) 
 
 std::uint64_t CountMinSketch::lower_bound(std::uint64_t estimate, std::uint32_t lane) const noexcept {
     const double slack = params_.epsilon() * static_cast<double>(totals_[lane]);
-    const double lower = static_cast<double>(estimate) - slack;
-    return lower <= 0.0 ? 0 : static_cast<std::uint64_t>(std::ceil(lower));
+    const double lower = std::ceil(static_cast<double>(estimate) - slack);
+    if (!(lower > 0.0)) return 0;
+    // Near 2^64 the double rounds up past every uint64 (converting would be
+    // undefined: found by fuzzing deserialised sketches); a lower bound is
+    // never above the estimate anyway.
+    if (lower >= 0x1p64) return estimate;
+    return std::min(estimate, static_cast<std::uint64_t>(lower));
 }
 
 void CountMinSketch::merge(const CountMinSketch& other) {

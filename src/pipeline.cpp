@@ -9,7 +9,6 @@
 namespace flowsketch::app {
 namespace {
 
-constexpr std::int64_t ns_per_second = 1'000'000'000;
 
 double to_seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
 

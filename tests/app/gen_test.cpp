@@ -2,6 +2,7 @@
 // statistics of what it draws (tolerances derived from each estimator's variance).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <pcap/pcap.h>
 #include <sys/wait.h>
 
@@ -28,7 +29,8 @@ using flowsketch::app::CommandRunner;
 using flowsketch::app::setup_gen_command;
 
 std::string tmp_path(const std::string& name) {
-    return std::string(FLOWSKETCH_TEST_TMP) + "/gen_" + name;
+    // Per process: ctest runs each test in its own process, several at once.
+    return std::string(FLOWSKETCH_TEST_TMP) + "/gen_" + std::to_string(::getpid()) + "_" + name;
 }
 
 std::string read_bytes(const std::string& path) {

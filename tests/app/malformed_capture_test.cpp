@@ -590,10 +590,10 @@ TEST(MalformedCapture, FrameNearTheEndOfInt64TimeKeepsIntervalsPositive) {
 // converts ceil(estimate - eps*N) back to uint64_t; for an estimate near 2^64 (a snapshot
 // whose counters hold such values deserialises fine) the double rounds up to 2^64 and the
 // conversion is undefined behaviour (UBSan: "outside the range of representable values").
-// Found by sketch_deserialize_fuzz; the crasher is tests/fuzz/pending/sketch_deserialize_fuzz/.
-// The normal build returns some value; the ASan+UBSan build aborts. Expected: a lower bound
+// Found by sketch_deserialize_fuzz (the crasher is now in its corpus): regression test.
+// The ASan+UBSan build aborted on an out-of-range conversion. Expected: a lower bound
 // never above its estimate.
-TEST(MalformedCapture, DISABLED_CountMinLowerBoundOfAHugeEstimateIsDefined) {
+TEST(MalformedCapture, CountMinLowerBoundOfAHugeEstimateIsDefined) {
     core::CountMinParams params;
     params.width = 7;
     params.depth = 3;

@@ -25,7 +25,7 @@ TEST(Output, JsonLinesFileIsAppendedWholeLines) {
     const auto lines = lines_of(read_file(path));
     ASSERT_EQ(lines.size() % 2, 0u);
     ASSERT_GE(lines.size(), 4u);
-    for (const auto& line : lines) EXPECT_NO_THROW((void)nlohmann::json::parse(line)) << line;
+    for (const auto& line : lines) EXPECT_TRUE(nlohmann::json::accept(line)) << line;
     EXPECT_EQ(nlohmann::json::parse(lines[lines.size() / 2 - 1]).at("kind"), "final");
     std::remove(path.c_str());
 }
