@@ -45,6 +45,8 @@ public:
     }
     /// Uniform double in [0, 1) from the top 53 bits.
     double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+    /// True with probability p (p <= 0 never, p >= 1 always).
+    bool chance(double p) noexcept { return uniform() < p; }
     /// Uniform integer in [0, n) by Lemire's multiply-shift (bias < n/2^64).
     std::uint64_t below(std::uint64_t n) noexcept {
         return static_cast<std::uint64_t>((static_cast<UInt128>(next()) * n) >> 64);

@@ -20,17 +20,12 @@ namespace flowsketch::gen {
 
 namespace {
 
-__extension__ using Uint128 = unsigned __int128;
-
-constexpr std::uint64_t splitmix_gamma = 0x9e3779b97f4a7c15ULL;
-
+// SplitMix64's finaliser: derives independent stream seeds from the user's seed.
 std::uint64_t splitmix_mix(std::uint64_t z) noexcept {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
 }
-
-std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
 
 /// Independent random streams per concern, derived from the one user seed.
 enum class Stream : std::uint64_t {
@@ -174,31 +169,6 @@ class KeySet {
 };
 
 }  // namespace
-
-// ---------------------------------------------------------------------------- Rng
-
-Rng::Rng(std::uint64_t seed) noexcept {
-    for (auto& word : s_) {
-        seed += splitmix_gamma;
-        word = splitmix_mix(seed);
-    }
-}
-
-std::uint64_t Rng::next() noexcept {
-    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const std::uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-}
-
-std::uint64_t Rng::below(std::uint64_t n) noexcept {
-    return static_cast<std::uint64_t>((static_cast<Uint128>(next()) * n) >> 64);
-}
 
 // ---------------------------------------------------------------------------- AliasTable
 

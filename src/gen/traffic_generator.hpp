@@ -24,24 +24,13 @@
 #include <vector>
 
 #include "core/flow_key.hpp"
+#include "core/random.hpp"
 
 namespace flowsketch::gen {
 
-/// xoshiro256** (Blackman, Vigna), seeded through SplitMix64.
-class Rng {
-  public:
-    explicit Rng(std::uint64_t seed) noexcept;
-    std::uint64_t next() noexcept;
-    /// Uniform double in [0, 1) from the top 53 bits.
-    double uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
-    /// Uniform integer in [0, n) (Lemire's multiply-high; bias below n / 2^64).
-    std::uint64_t below(std::uint64_t n) noexcept;
-    /// True with probability p (p <= 0 never, p >= 1 always).
-    bool chance(double p) noexcept { return uniform() < p; }
-
-  private:
-    std::array<std::uint64_t, 4> s_{};
-};
+/// The project's xoshiro256** (seeded through SplitMix64): deterministic on
+/// every platform, which the pinned-output tests rely on.
+using Rng = core::Xoshiro256;
 
 /// Walker/Vose alias table: O(n) build, O(1) sample from a discrete distribution.
 class AliasTable {
