@@ -92,6 +92,16 @@ int fail(int code, const std::string& message) {
     return code;
 }
 
+// Frames of a link type the decoder does not know are counted, not dropped
+// silently: say so once, up front.
+void warn_if_not_decoded(const std::string& input, int link_type) {
+    if (capture::is_supported_link_type(link_type)) return;
+    fmt::print(stderr,
+               "flowsketch: warning: {}: link type {} is not decoded; its frames are counted as "
+               "unsupported_link_type\n",
+               input, link_type);
+}
+
 core::CountMinParams sketch_params(const MeasureOptions& options) {
     const auto variant = options.variant == "standard" ? core::CountMinVariant::standard
                                                        : core::CountMinVariant::kirsch_mitzenmacher;
@@ -116,13 +126,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
     try {
         for (const auto& path : options.files) {
             sources.push_back(std::make_unique<capture::PcapFileSource>(path, filter));
-            const int link = sources.back()->link_type();
-            if (!capture::is_supported_link_type(link)) {
-                fmt::print(stderr,
-                           "flowsketch: warning: {}: link type {} is not decoded; its frames are "
-                           "counted as unsupported_link_type\n",
-                           path, link);
-            }
+            warn_if_not_decoded(path, sources.back()->link_type());
         }
     } catch (const capture::FilterError& e) {
         return fail(exit_usage_error, e.what());
@@ -162,18 +166,12 @@ int run_live(const MeasureOptions& options, const std::string& filter, Pipeline&
             live.immediate = options.immediate;
             live.filter = filter;
             sources.push_back(std::make_unique<capture::PcapLiveSource>(live));
-            const int link = sources.back()->link_type();
-            if (!capture::is_supported_link_type(link)) {
-                fmt::print(stderr,
-                           "flowsketch: warning: interface {}: link type {} is not decoded; its "
-                           "frames are counted as unsupported_link_type\n",
-                           name, link);
-            }
+            warn_if_not_decoded("interface " + name, sources.back()->link_type());
         }
         if (!options.user.empty()) drop_privileges(options.user);
     } catch (const capture::FilterError& e) {
         return fail(exit_usage_error, e.what());
-    } catch (const capture::CaptureError& e) {
+    } catch (const std::runtime_error& e) {  // CaptureError, or -Z failing
         return fail(exit_runtime_error, e.what());
     }
 

@@ -58,6 +58,13 @@ code=$?
 [ "$code" -eq 1 ] || fail "missing interface: exit $code"
 [ "$(wc -l <"$work/none.err")" -eq 1 ] && grep -q "${id}nope" "$work/none.err" || fail "missing interface message: $(cat "$work/none.err")"
 
+# 1b. -Z with an unknown user: one line naming it, exit code 1, no report.
+ip netns exec "$ns_capture" "$flowsketch" -i "${id}b" -Z "${id}-no-such-user" >"$work/z.out" 2>"$work/z.err"
+code=$?
+[ "$code" -eq 1 ] || fail "-Z unknown user: exit $code"
+[ "$(wc -l <"$work/z.err")" -eq 1 ] && grep -q "${id}-no-such-user" "$work/z.err" && [ ! -s "$work/z.out" ] \
+  || fail "-Z unknown user message: $(cat "$work/z.err")"
+
 # 2. Capture while tcpreplay sends the capture at 2,000 packets/s; privileges
 # are dropped to nobody once the interface and the output file are open.
 out="$work/reports.jsonl"
