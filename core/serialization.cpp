@@ -246,6 +246,15 @@ std::vector<std::uint8_t> serialize(const BloomFilter& filter) {
     });
 }
 
+// The probe-scheme byte every filter kind stores, validated before use.
+static ProbeScheme read_probe_scheme(ByteReader& r, const std::string& what) {
+    const std::uint8_t scheme = r.u8("probe scheme");
+    if (!is_valid_probe_scheme(scheme)) {
+        throw FormatError(what + ": unknown probe scheme " + std::to_string(scheme));
+    }
+    return static_cast<ProbeScheme>(scheme);
+}
+
 BloomFilter deserialize_bloom(std::span<const std::uint8_t> bytes, std::uint64_t expected_seed) {
     const std::string what = kind_name(SketchKind::bloom);
     ByteReader r = open_frame(bytes, SketchKind::bloom, expected_seed);
@@ -254,11 +263,7 @@ BloomFilter deserialize_bloom(std::span<const std::uint8_t> bytes, std::uint64_t
     const std::uint8_t layout = r.u8("layout");
     if (layout > 1) throw FormatError(what + ": unknown layout " + std::to_string(layout));
     p.layout = static_cast<BloomLayout>(layout);
-    const std::uint8_t scheme = r.u8("probe scheme");
-    if (!is_valid_probe_scheme(scheme)) {
-        throw FormatError(what + ": unknown probe scheme " + std::to_string(scheme));
-    }
-    p.scheme = static_cast<ProbeScheme>(scheme);
+    p.scheme = read_probe_scheme(r, what);
     if (r.u16("reserved") != 0) throw FormatError(what + ": reserved field is not zero");
     p.k = r.u32("k");
     p.bits = r.u64("bits");
@@ -295,11 +300,7 @@ CountingBloomFilter deserialize_counting_bloom(std::span<const std::uint8_t> byt
     ByteReader r = open_frame(bytes, SketchKind::counting_bloom, expected_seed);
     CountingBloomParams p;
     p.seed = expected_seed;
-    const std::uint8_t scheme = r.u8("probe scheme");
-    if (!is_valid_probe_scheme(scheme)) {
-        throw FormatError(what + ": unknown probe scheme " + std::to_string(scheme));
-    }
-    p.scheme = static_cast<ProbeScheme>(scheme);
+    p.scheme = read_probe_scheme(r, what);
     p.counter_bits = r.u8("counter bits");
     if (p.counter_bits != 4 && p.counter_bits != 8 && p.counter_bits != 16) {
         throw FormatError(what + ": counter width " + std::to_string(p.counter_bits) +
@@ -341,11 +342,7 @@ TwoChoiceBloomFilter deserialize_two_choice_bloom(std::span<const std::uint8_t> 
     ByteReader r = open_frame(bytes, SketchKind::two_choice_bloom, expected_seed);
     TwoChoiceParams p;
     p.seed = expected_seed;
-    const std::uint8_t scheme = r.u8("probe scheme");
-    if (!is_valid_probe_scheme(scheme)) {
-        throw FormatError(what + ": unknown probe scheme " + std::to_string(scheme));
-    }
-    p.scheme = static_cast<ProbeScheme>(scheme);
+    p.scheme = read_probe_scheme(r, what);
     p.choices = r.u8("choices");
     if (r.u16("reserved") != 0) throw FormatError(what + ": reserved field is not zero");
     p.k = r.u32("k");
