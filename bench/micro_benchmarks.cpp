@@ -1,0 +1,517 @@
+// Micro-benchmarks of each per-packet piece of flowsketch (Google Benchmark).
+//
+// Every benchmark reports packets: one iteration is one packet (so the Time
+// column is ns per packet and items_per_second is packets per second), except
+// BM_AddBatch*, where one iteration is a batch of 256 packets and the
+// ns_per_packet counter gives the (CPU) time per packet.
+//
+// Inputs are pre-built before timing and walked in order, wrapping around: a
+// stream of 2^18 packets drawn from 100,000 flows with Zipf(1.1) popularity
+// (the shape `flowsketch gen` writes by default: 80% IPv4, 20% IPv6, 80% TCP),
+// so keys, hashes and frames are spread over megabytes, not sitting in L1;
+// about 32,000 distinct flows occur in it (the distinct_flows counter). The
+// lifecycle's working-set benchmark walks the first 2^21 packets of the same
+// stream (hashes only), which reach most of the 100,000.
+// Structures are sized as the CLI sizes them by default (src/measure_command.cpp:
+// Count-Min ε = δ = 0.001 Kirsch–Mitzenmacher with 4 lanes, lifecycle for
+// 1,000,000 flows at fpr 0.001, idle timeout 60 s, top 10 → 64 candidates).
+// Packet time advances 10 µs per packet (gen's default 100,000 pps), so the
+// lifecycle crosses generation boundaries as in a real replay.
+//
+// How to build, run and read these: docs/benchmarks.md.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "capture/decode.hpp"
+#include "core/count_min.hpp"
+#include "core/flow_key.hpp"
+#include "core/flow_lifecycle.hpp"
+#include "core/flow_measurement.hpp"
+#include "core/hash.hpp"
+#include "core/heavy_hitters.hpp"
+#include "core/random.hpp"
+
+namespace {
+
+using flowsketch::core::CountMinParams;
+using flowsketch::core::CountMinSketch;
+using flowsketch::core::CountMinVariant;
+using flowsketch::core::FlowKey;
+using flowsketch::core::FlowLifecycle;
+using flowsketch::core::FlowLifecycleConfig;
+using flowsketch::core::FlowMeasurement;
+using flowsketch::core::Hash128;
+using flowsketch::core::HeavyHitterCandidates;
+using flowsketch::core::MeasurementConfig;
+using flowsketch::core::PacketRecord;
+using flowsketch::core::Xoshiro256;
+
+constexpr std::size_t stream_length = std::size_t{1} << 18;  // packets; a power of two
+constexpr std::size_t stream_mask = stream_length - 1;
+// The lifecycle's working set needs a longer stream to reach most of the
+// 100,000 flows (Zipf's tail is rare); it takes hashes only (32 MiB).
+constexpr std::size_t long_stream_length = std::size_t{1} << 21;
+constexpr std::size_t long_stream_mask = long_stream_length - 1;
+constexpr std::size_t universe_flows = 100'000;  // trace a of bench/replay_benchmark.sh
+constexpr double zipf_exponent = 1.1;            // gen's default
+constexpr std::int64_t packet_spacing_ns = 10'000;  // 100,000 pps, gen's default rate
+constexpr std::int64_t start_ns = 1'700'000'000'000'000'000;  // gen's default --start
+constexpr std::size_t batch_size = 256;
+
+// The CLI's defaults (src/measure_command.cpp MeasureOptions).
+constexpr double cli_epsilon = 0.001;
+constexpr double cli_delta = 0.001;
+constexpr std::uint32_t measurement_lanes = 4;  // FlowMeasurement's lane count
+constexpr std::uint32_t cli_candidates = 64;    // max(4 · top 10, 64)
+
+CountMinParams cli_sketch_params() {
+    return CountMinParams::for_error(cli_epsilon, cli_delta, CountMinVariant::kirsch_mitzenmacher);
+}
+
+MeasurementConfig cli_measurement_config() {
+    MeasurementConfig config;  // top 10, lifecycle defaults (1M flows, fpr 0.001, 60 s, G = 8)
+    config.sketch = cli_sketch_params();
+    return config;
+}
+
+struct Flow {
+    FlowKey key;
+    std::uint32_t frame_bytes = 0;  // wire length of its packets
+};
+
+FlowKey random_key(Xoshiro256& rng) {
+    const bool tcp = rng.chance(0.8);
+    const auto protocol = static_cast<std::uint8_t>(tcp ? 6 : 17);
+    const auto sport = static_cast<std::uint16_t>(1024 + rng.below(64512));
+    const auto dport = static_cast<std::uint16_t>(tcp ? (rng.chance(0.5) ? 443 : 80) : 53);
+    if (rng.chance(0.8)) {
+        return FlowKey::ipv4(static_cast<std::uint32_t>(rng.next()), static_cast<std::uint32_t>(rng.next()),
+                             sport, dport, protocol);
+    }
+    std::array<std::uint8_t, 16> src{};
+    std::array<std::uint8_t, 16> dst{};
+    for (auto& byte : src) byte = static_cast<std::uint8_t>(rng.next());
+    for (auto& byte : dst) byte = static_cast<std::uint8_t>(rng.next());
+    return FlowKey::ipv6(src, dst, sport, dport, protocol);
+}
+
+std::uint32_t random_frame_bytes(Xoshiro256& rng) {
+    // gen's default mix 64:7,576:4,1500:1.
+    const std::uint64_t pick = rng.below(12);
+    return pick < 7 ? 64u : pick < 11 ? 576u : 1500u;
+}
+
+// The pre-built stream every benchmark walks.
+struct Stream {
+    std::vector<Flow> flows;                // the universe
+    std::vector<std::uint32_t> flow_of;     // stream position → flow index
+    std::vector<FlowKey> keys;              // stream position → key
+    std::vector<Hash128> hashes;            // hash_key(key, measurement seed)
+    std::vector<PacketRecord> records;      // timestamps 10 µs apart from start_ns
+    // Heavy-hitter estimates as a sketch would return them (the exact count,
+    // which a sketch at this size matches closely): on pass p over the stream,
+    // position i's flow has count seen_before[i] + 1 + p · per_pass[i].
+    std::vector<std::uint32_t> seen_before;
+    std::vector<std::uint32_t> per_pass;
+    std::size_t distinct_flows = 0;
+    // The first long_stream_length packets of the same stream (the above are its
+    // first stream_length), hashes only.
+    std::vector<Hash128> long_hashes;
+    std::size_t long_distinct_flows = 0;
+
+    Stream() {
+        Xoshiro256 rng(7);
+        flows.resize(universe_flows);
+        for (auto& flow : flows) {
+            flow.key = random_key(rng);
+            flow.frame_bytes = random_frame_bytes(rng);
+        }
+        std::vector<double> cdf(universe_flows);
+        double sum = 0;
+        for (std::size_t rank = 0; rank < universe_flows; ++rank) {
+            sum += 1.0 / std::pow(static_cast<double>(rank + 1), zipf_exponent);
+            cdf[rank] = sum;
+        }
+        const std::uint64_t seed = MeasurementConfig{}.hash_seed;
+        std::vector<std::uint32_t> count(universe_flows, 0);
+        flow_of.resize(stream_length);
+        keys.resize(stream_length);
+        hashes.resize(stream_length);
+        records.resize(stream_length);
+        seen_before.resize(stream_length);
+        per_pass.resize(stream_length);
+        long_hashes.resize(long_stream_length);
+        std::vector<bool> seen(universe_flows, false);
+        for (std::size_t i = 0; i < long_stream_length; ++i) {
+            const double u = rng.uniform() * sum;
+            const auto rank = static_cast<std::size_t>(std::lower_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+            const auto flow = static_cast<std::uint32_t>(std::min(rank, universe_flows - 1));
+            long_hashes[i] = flowsketch::core::hash_key(flows[flow].key, seed);
+            if (!seen[flow]) {
+                seen[flow] = true;
+                ++long_distinct_flows;
+            }
+            if (i >= stream_length) continue;
+            flow_of[i] = flow;
+            keys[i] = flows[flow].key;
+            hashes[i] = flowsketch::core::hash_key(keys[i], seed);
+            records[i].key = keys[i];
+            records[i].timestamp_ns = start_ns + static_cast<std::int64_t>(i) * packet_spacing_ns;
+            records[i].wire_length = flows[flow].frame_bytes;
+            records[i].tcp_flags = keys[i].protocol == 6 ? 0x10 : 0;  // ACK
+            seen_before[i] = count[flow]++;
+        }
+        for (std::size_t i = 0; i < stream_length; ++i) per_pass[i] = count[flow_of[i]];
+        distinct_flows = static_cast<std::size_t>(std::count_if(count.begin(), count.end(), [](std::uint32_t c) { return c != 0; }));
+    }
+};
+
+const Stream& stream() {
+    static const Stream instance;
+    return instance;
+}
+
+// items_per_second is then packets per second.
+void report_packets(benchmark::State& state, std::size_t packets_per_iteration) {
+    state.SetItemsProcessed(static_cast<std::int64_t>(packets_per_iteration) * state.iterations());
+}
+
+void report_stream(benchmark::State& state) {
+    state.counters["distinct_flows"] = static_cast<double>(stream().distinct_flows);
+}
+
+// ------------------------------------------------------------------ decode
+
+void put_be16(std::uint8_t* p, std::uint16_t v) {
+    p[0] = static_cast<std::uint8_t>(v >> 8);
+    p[1] = static_cast<std::uint8_t>(v);
+}
+
+constexpr std::size_t frame_stride = 128;  // gen's default snaplen
+
+// Ethernet II / IPv4 (20 bytes) / TCP (20 bytes, ACK), addresses and ports of `key`
+// (taken as IPv4: the first 4 bytes of the address fields).
+std::size_t build_ipv4_tcp(std::uint8_t* f, const FlowKey& key, std::uint32_t wire_length) {
+    const std::size_t length = std::min<std::size_t>(std::max<std::uint32_t>(wire_length, 54), frame_stride);
+    std::fill(f, f + frame_stride, std::uint8_t{0});
+    for (std::size_t i = 0; i < 12; ++i) f[i] = static_cast<std::uint8_t>(0x10 + i);  // MACs
+    put_be16(f + 12, 0x0800);
+    std::uint8_t* ip = f + 14;
+    ip[0] = 0x45;
+    put_be16(ip + 2, static_cast<std::uint16_t>(std::max<std::uint32_t>(wire_length, 54) - 14));
+    put_be16(ip + 4, 0x1234);
+    put_be16(ip + 6, 0x4000);  // don't fragment
+    ip[8] = 64;
+    ip[9] = 6;
+    std::copy_n(key.src.begin(), 4, ip + 12);
+    std::copy_n(key.dst.begin(), 4, ip + 16);
+    std::uint8_t* tcp = ip + 20;
+    put_be16(tcp, key.src_port);
+    put_be16(tcp + 2, key.dst_port);
+    tcp[12] = 5 << 4;
+    tcp[13] = 0x10;  // ACK
+    put_be16(tcp + 14, 8192);
+    return length;
+}
+
+// Ethernet II / IPv6 (40 bytes) / UDP (8 bytes), addresses and ports of `key`.
+std::size_t build_ipv6_udp(std::uint8_t* f, const FlowKey& key, std::uint32_t wire_length) {
+    const std::uint32_t wire = std::max<std::uint32_t>(wire_length, 62);
+    const std::size_t length = std::min<std::size_t>(wire, frame_stride);
+    std::fill(f, f + frame_stride, std::uint8_t{0});
+    for (std::size_t i = 0; i < 12; ++i) f[i] = static_cast<std::uint8_t>(0x10 + i);
+    put_be16(f + 12, 0x86dd);
+    std::uint8_t* ip = f + 14;
+    ip[0] = 0x60;
+    put_be16(ip + 4, static_cast<std::uint16_t>(wire - 14 - 40));
+    ip[6] = 17;
+    ip[7] = 64;
+    std::copy(key.src.begin(), key.src.end(), ip + 8);
+    std::copy(key.dst.begin(), key.dst.end(), ip + 24);
+    std::uint8_t* udp = ip + 40;
+    put_be16(udp, key.src_port);
+    put_be16(udp + 2, key.dst_port);
+    put_be16(udp + 4, static_cast<std::uint16_t>(wire - 14 - 40));
+    return length;
+}
+
+enum class FrameKind { ipv4_tcp, ipv6_udp };
+
+// One frame per stream position, at a fixed stride of 128 bytes (32 MiB in all).
+struct Frames {
+    std::vector<std::uint8_t> bytes;
+    std::vector<std::uint32_t> lengths;
+
+    explicit Frames(FrameKind kind) : bytes(stream_length * frame_stride), lengths(stream_length) {
+        const Stream& s = stream();
+        for (std::size_t i = 0; i < stream_length; ++i) {
+            std::uint8_t* f = bytes.data() + i * frame_stride;
+            const std::uint32_t wire = s.records[i].wire_length;
+            lengths[i] = static_cast<std::uint32_t>(kind == FrameKind::ipv4_tcp ? build_ipv4_tcp(f, s.keys[i], wire)
+                                                                               : build_ipv6_udp(f, s.keys[i], wire));
+        }
+    }
+};
+
+const Frames& frames_of(FrameKind kind) {
+    static const Frames ipv4_tcp(FrameKind::ipv4_tcp);
+    static const Frames ipv6_udp(FrameKind::ipv6_udp);
+    return kind == FrameKind::ipv4_tcp ? ipv4_tcp : ipv6_udp;
+}
+
+void BM_Decode(benchmark::State& state, FrameKind kind) {
+    const Frames& frames = frames_of(kind);
+    flowsketch::capture::DecodedPacket out;
+    // Check once, untimed, that every frame decodes (a benchmark of the skip path would be meaningless).
+    for (std::size_t i = 0; i < stream_length; ++i) {
+        if (flowsketch::capture::decode_frame(flowsketch::capture::link_type::ethernet,
+                                              frames.bytes.data() + i * frame_stride, frames.lengths[i],
+                                              out) != flowsketch::capture::SkipReason::none) {
+            state.SkipWithError("a pre-built frame does not decode");
+            return;
+        }
+    }
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const auto reason = flowsketch::capture::decode_frame(flowsketch::capture::link_type::ethernet,
+                                                              frames.bytes.data() + i * frame_stride,
+                                                              frames.lengths[i], out);
+        benchmark::DoNotOptimize(reason);
+        benchmark::DoNotOptimize(out);
+        i = (i + 1) & stream_mask;
+    }
+    report_packets(state, 1);
+    report_stream(state);
+}
+BENCHMARK_CAPTURE(BM_Decode, ethernet_ipv4_tcp, FrameKind::ipv4_tcp);
+BENCHMARK_CAPTURE(BM_Decode, ethernet_ipv6_udp, FrameKind::ipv6_udp);
+
+// ------------------------------------------------------------------ hash
+
+void BM_HashKey(benchmark::State& state) {
+    const Stream& s = stream();
+    const std::uint64_t seed = MeasurementConfig{}.hash_seed;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        Hash128 hash = flowsketch::core::hash_key(s.keys[i], seed);
+        benchmark::DoNotOptimize(hash);
+        i = (i + 1) & stream_mask;
+    }
+    report_packets(state, 1);
+    report_stream(state);
+}
+BENCHMARK(BM_HashKey);
+
+// ------------------------------------------------------------------ Count-Min
+
+// One packet at a time, as FlowMeasurement::add does: no prefetch, so each of
+// the `depth` rows is a likely cache miss once the sketch outgrows L2.
+void BM_CountMinUpdate(benchmark::State& state) {
+    const Stream& s = stream();
+    CountMinParams params = cli_sketch_params();
+    params.lanes = measurement_lanes;
+    CountMinSketch sketch(params);
+    std::array<std::uint64_t, measurement_lanes> estimates{};
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const std::uint64_t bytes = s.records[i].wire_length;
+        const std::array<std::uint64_t, measurement_lanes> weights{1, bytes, 1, bytes};
+        sketch.update_and_estimate(s.hashes[i], weights, estimates);
+        benchmark::DoNotOptimize(estimates.data());
+        benchmark::ClobberMemory();
+        i = (i + 1) & stream_mask;
+    }
+    report_packets(state, 1);
+    report_stream(state);
+    state.counters["sketch_KiB"] = static_cast<double>(sketch.memory_bytes()) / 1024.0;
+    state.counters["width"] = static_cast<double>(sketch.params().width);
+    state.counters["depth"] = static_cast<double>(sketch.params().depth);
+}
+BENCHMARK(BM_CountMinUpdate);
+
+// As FlowMeasurement::add_batch drives the sketch: the cells of the packet six
+// places ahead are prefetched before each update.
+void BM_CountMinUpdatePrefetched(benchmark::State& state) {
+    const Stream& s = stream();
+    CountMinParams params = cli_sketch_params();
+    params.lanes = measurement_lanes;
+    CountMinSketch sketch(params);
+    constexpr std::size_t lookahead = 6;  // as in core/flow_measurement.cpp
+    std::array<std::uint64_t, measurement_lanes> estimates{};
+    for (std::size_t j = 0; j < lookahead; ++j) sketch.prefetch(s.hashes[j]);
+    std::size_t i = 0;
+    for (auto _ : state) {
+        sketch.prefetch(s.hashes[(i + lookahead) & stream_mask]);
+        const std::uint64_t bytes = s.records[i].wire_length;
+        const std::array<std::uint64_t, measurement_lanes> weights{1, bytes, 1, bytes};
+        sketch.update_and_estimate(s.hashes[i], weights, estimates);
+        benchmark::DoNotOptimize(estimates.data());
+        benchmark::ClobberMemory();
+        i = (i + 1) & stream_mask;
+    }
+    report_packets(state, 1);
+    report_stream(state);
+}
+BENCHMARK(BM_CountMinUpdatePrefetched);
+
+// ------------------------------------------------------------------ heavy-hitter candidates
+
+// One candidate set (FlowMeasurement keeps four) offered each packet's flow
+// with its count so far, growing pass after pass as a run's totals do.
+void BM_HeavyHitterOffer(benchmark::State& state) {
+    const Stream& s = stream();
+    HeavyHitterCandidates candidates(cli_candidates);
+    std::size_t i = 0;
+    std::uint64_t pass = 0;
+    for (auto _ : state) {
+        const std::uint64_t estimate = s.seen_before[i] + 1 + pass * s.per_pass[i];
+        candidates.offer(s.keys[i], s.hashes[i], estimate);
+        benchmark::ClobberMemory();
+        i = (i + 1) & stream_mask;
+        if (i == 0) ++pass;
+    }
+    report_packets(state, 1);
+    report_stream(state);
+    benchmark::DoNotOptimize(candidates.size());
+}
+BENCHMARK(BM_HeavyHitterOffer);
+
+// ------------------------------------------------------------------ flow lifecycle
+
+// The long stream's flows (Zipf over 100,000: the working set of trace a),
+// packet time advancing, so generations turn over (and their cell passes
+// count) as in a replay. distinct_flows is that of the long stream.
+void BM_LifecycleObserveWorkingSet(benchmark::State& state) {
+    const Stream& s = stream();
+    FlowLifecycle lifecycle{FlowLifecycleConfig{}};
+    std::int64_t now = start_ns;
+    std::uint64_t new_flows = 0;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const bool is_new = lifecycle.observe(s.long_hashes[i], now, 0x10);  // ACK
+        benchmark::DoNotOptimize(is_new);
+        new_flows += static_cast<std::uint64_t>(is_new);
+        now += packet_spacing_ns;
+        i = (i + 1) & long_stream_mask;
+    }
+    report_packets(state, 1);
+    state.counters["distinct_flows"] = static_cast<double>(s.long_distinct_flows);
+    state.counters["table_MiB"] = static_cast<double>(lifecycle.memory_bytes()) / (1024.0 * 1024.0);
+    state.counters["new_flows"] = static_cast<double>(new_flows);
+    state.counters["cell_passes"] = static_cast<double>(lifecycle.cell_passes());
+}
+BENCHMARK(BM_LifecycleObserveWorkingSet);
+
+// A SYN flood: every packet a flow never seen before (fresh random hashes,
+// generated untimed in blocks), SYN flags, packet time advancing. The filter
+// is first filled (untimed) with its design load, 1,000,000 flows, so timing
+// starts where a sustained flood keeps it: at or past its design fill.
+void BM_LifecycleObserveFlood(benchmark::State& state) {
+    FlowLifecycle lifecycle{FlowLifecycleConfig{}};
+    std::vector<Hash128> fresh(stream_length);
+    Xoshiro256 rng(11);
+    const auto refill = [&] {
+        for (auto& hash : fresh) hash = Hash128{rng.next(), rng.next()};
+    };
+    std::int64_t now = start_ns;
+    for (std::uint64_t f = 0; f < lifecycle.config().max_flows; ++f) {
+        lifecycle.observe(Hash128{rng.next(), rng.next()}, now, 0x02);
+        now += packet_spacing_ns;
+    }
+    state.counters["fpr_at_start"] = lifecycle.interval_counts().fpr;
+    refill();
+    std::uint64_t new_flows = 0;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const bool is_new = lifecycle.observe(fresh[i], now, 0x02);
+        benchmark::DoNotOptimize(is_new);
+        new_flows += static_cast<std::uint64_t>(is_new);
+        now += packet_spacing_ns;
+        i = (i + 1) & stream_mask;
+        if (i == 0) {
+            state.PauseTiming();
+            refill();
+            state.ResumeTiming();
+        }
+    }
+    report_packets(state, 1);
+    state.counters["new_flows"] = static_cast<double>(new_flows);
+    state.counters["fpr_at_end"] = lifecycle.interval_counts().fpr;
+}
+BENCHMARK(BM_LifecycleObserveFlood);
+
+// ------------------------------------------------------------------ the whole measurement
+
+// FlowMeasurement::add_batch at the CLI's defaults on batches of 256 records
+// (the pipeline's batch size): hash, Count-Min, four candidate sets, lifecycle.
+// Between passes over the stream its timestamps are shifted on (untimed), so
+// time keeps moving as in a replay.
+void BM_AddBatch(benchmark::State& state) {
+    std::vector<PacketRecord> records = stream().records;
+    FlowMeasurement measurement(cli_measurement_config());
+    const std::int64_t pass_span = static_cast<std::int64_t>(stream_length) * packet_spacing_ns;
+    std::size_t begin = 0;
+    for (auto _ : state) {
+        measurement.add_batch(std::span<const PacketRecord>(records.data() + begin, batch_size));
+        benchmark::ClobberMemory();
+        begin += batch_size;
+        if (begin == stream_length) {
+            begin = 0;
+            state.PauseTiming();
+            for (auto& record : records) record.timestamp_ns += pass_span;
+            state.ResumeTiming();
+        }
+    }
+    report_packets(state, batch_size);
+    report_stream(state);
+    state.counters["ns_per_packet"] = benchmark::Counter(
+        static_cast<double>(batch_size), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+    state.counters["state_MiB"] = static_cast<double>(measurement.memory_bytes()) / (1024.0 * 1024.0);
+}
+BENCHMARK(BM_AddBatch);
+
+// The same under a flood: every record a new flow (keys rewritten untimed
+// between passes with fresh source addresses and ports; SYN flags).
+void BM_AddBatchFlood(benchmark::State& state) {
+    std::vector<PacketRecord> records = stream().records;
+    Xoshiro256 rng(13);
+    const auto refresh = [&] {
+        for (auto& record : records) {
+            record.key = FlowKey::ipv4(static_cast<std::uint32_t>(rng.next()), 0xc6336407,
+                                       static_cast<std::uint16_t>(rng.next()), 80, 6);
+            record.tcp_flags = 0x02;
+            record.wire_length = 64;
+        }
+    };
+    refresh();
+    FlowMeasurement measurement(cli_measurement_config());
+    const std::int64_t pass_span = static_cast<std::int64_t>(stream_length) * packet_spacing_ns;
+    std::size_t begin = 0;
+    for (auto _ : state) {
+        measurement.add_batch(std::span<const PacketRecord>(records.data() + begin, batch_size));
+        benchmark::ClobberMemory();
+        begin += batch_size;
+        if (begin == stream_length) {
+            begin = 0;
+            state.PauseTiming();
+            refresh();
+            for (auto& record : records) record.timestamp_ns += pass_span;
+            state.ResumeTiming();
+        }
+    }
+    report_packets(state, batch_size);
+    state.counters["ns_per_packet"] = benchmark::Counter(
+        static_cast<double>(batch_size), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_AddBatchFlood);
+
+}  // namespace
+
+BENCHMARK_MAIN();
