@@ -1,51 +1,212 @@
 #!/usr/bin/env bash
-# Whole-process replay benchmark: flowsketch against the libpcap floor (a
-# program that only walks the same file with pcap_next_ex), same run,
-# alternating repetitions, median wall time, ratios and peak RSS.
+# Whole-process replay benchmark (issue 7): flowsketch against the libpcap
+# floor (a program that only walks the same file with pcap_next_ex), the page
+# cache (cat), and an exact hash-map counter, in the same run, alternating
+# repetitions, median wall time, ratios to the floor and peak RSS.
 #
-# usage: bench/replay_benchmark.sh [BUILD_DIR] [PACKETS] [FLOWS] [REPS]
+# usage: bench/replay_benchmark.sh [BUILD_DIR] [REPS]
+#   BUILD_DIR  default build (needs src/flowsketch, bench/pcap_floor, bench/exact_counter)
+#   REPS       alternating repetitions per trace, default 5
+#
+# Traces (generated under out/bench/ if missing, with flowsketch gen):
+#   a     10,000,000 packets over 100,000 flows (Zipf 1.1), seed 7
+#   b     SYN flood: --packets 5000000 --flows 100000 --syn-flood 5000000 --seed 7;
+#         while gen has no --syn-flood, the stand-in is 5,000,000 short-lived
+#         flows (--lifetimes --flows 5000000 --packets 10000000 --flow-rate 100000
+#         --duration-mean 5 --seed 7); the script says which one it used
+#   c10k  10,000,000 packets over 10,000 flows, seed 7: only for the peak-RSS
+#         comparison (flowsketch's memory must not depend on the flows)
+# The gen command of each trace is kept next to it (TRACE.cmd); a trace whose
+# recipe changed (e.g. --syn-flood landed) is generated again.
+#
+# Environment:
+#   SCALE=N     divide every packet and flow count by N; traces get a -sN suffix
+#               (quick smoke run: SCALE=50 bench/replay_benchmark.sh build 1)
+#   A=FILE B=FILE C10K=FILE
+#               use these capture files instead (used as they are if they exist,
+#               otherwise generated there with the recipe above)
+#   TRACES="a b"  which of a, b to measure (default both; c10k always runs once
+#               when b does, for the RSS line)
+#
+# Output: a table per trace on standard output, and the same as Markdown in
+# out/bench/results.md (results-sN.md with SCALE=N).
+# What the rows mean, and the traps: docs/benchmarks.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ $# -gt 2 ]; then
+  echo "usage: bench/replay_benchmark.sh [BUILD_DIR] [REPS] (traces: see the header; SCALE=N for small ones)" >&2
+  exit 2
+fi
 build="${1:-build}"
-packets="${2:-10000000}"
-flows="${3:-100000}"
-reps="${4:-5}"
+reps="${2:-5}"
+scale="${SCALE:-1}"
+traces="${TRACES:-a b}"
 flowsketch="$build/src/flowsketch"
 floor="$build/bench/pcap_floor"
-[ -x "$flowsketch" ] && [ -x "$floor" ] || { echo "build first: scripts/build.sh $build" >&2; exit 1; }
+exact="$build/bench/exact_counter"
+for program in "$flowsketch" "$floor" "$exact"; do
+  [ -x "$program" ] || { echo "missing $program: build first (scripts/build.sh $build)" >&2; exit 1; }
+done
+[[ "$scale" =~ ^[1-9][0-9]*$ ]] || { echo "SCALE must be a positive integer" >&2; exit 2; }
+[[ "$reps" =~ ^[1-9][0-9]*$ ]] || { echo "REPS must be a positive integer" >&2; exit 2; }
 
 mkdir -p out/bench
-trace="out/bench/trace-${packets}p-${flows}f.pcap"
-if [ ! -f "$trace" ]; then
-  echo "generating $trace ..." >&2
+suffix=""
+[ "$scale" -eq 1 ] || suffix="-s$scale"
+n() { echo $(( $1 / scale > 0 ? $1 / scale : 1 )); }  # a count divided by SCALE, at least 1
+
+# Features other engineers are adding: detect them from --help, never assume.
+if "$flowsketch" gen --help 2>&1 | grep -q -- '--syn-flood'; then has_syn_flood=1; else has_syn_flood=0; fi
+if "$flowsketch" --help 2>&1 | grep -q -- '--threads'; then has_threads=1; else has_threads=0; fi
+
+# ensure_trace PATH GEN-ARGS...: generate PATH unless it exists with the same recipe.
+ensure_trace() {
+  local path="$1"; shift
+  local recipe="$*"
+  if [ -f "$path" ] && { [ ! -f "$path.cmd" ] || [ "$(cat "$path.cmd")" = "$recipe" ]; }; then
+    return 0
+  fi
+  echo "generating $path: flowsketch gen --out $path $recipe" >&2
+  # Written under another name first: an interrupted run leaves no trace that looks complete.
   /usr/bin/time -f "gen: %e s wall, %M KiB peak RSS" \
-    "$flowsketch" gen --out "$trace" --packets "$packets" --flows "$flows" --seed 7 >&2
-fi
-
-# Page cache: a file idle for ~30 s may be evicted; read it right before timing.
-warm() { cat "$trace" > /dev/null; }
-
-declare -a floor_times fs_times fs_rss floor_rss
-run() {  # run NAME CMD... → appends "seconds rss_kib"
-  local out
-  out=$( { /usr/bin/time -f "%e %M" "$@" > /dev/null; } 2>&1 | tail -n 1)
-  echo "$out"
+    "$flowsketch" gen --out "$path.partial" --truth "$path.truth.tsv" "$@" >&2
+  mv "$path.partial" "$path"
+  echo "$recipe" > "$path.cmd"
 }
-for ((i = 0; i < reps; i++)); do
-  warm
-  read -r t m < <(run "$floor" "$trace"); floor_times+=("$t"); floor_rss+=("$m")
-  warm
-  read -r t m < <(run "$flowsketch" -r "$trace" --interval 0 --format json); fs_times+=("$t"); fs_rss+=("$m")
+
+trace_a="${A:-out/bench/a$suffix.pcap}"
+trace_b="${B:-out/bench/b$suffix.pcap}"
+trace_c="${C10K:-out/bench/c10k$suffix.pcap}"
+if [ "$has_syn_flood" -eq 1 ]; then
+  b_args=(--packets "$(n 5000000)" --flows "$(n 100000)" --syn-flood "$(n 5000000)" --seed 7)
+  b_desc="SYN flood: gen ${b_args[*]}"
+else
+  b_args=(--lifetimes --flows "$(n 5000000)" --packets "$(n 10000000)" --flow-rate 100000 --duration-mean 5 --seed 7)
+  b_desc="stand-in for the SYN flood (gen has no --syn-flood yet): gen ${b_args[*]}"
+fi
+echo "trace b: $b_desc" >&2
+
+declare -A path desc
+for t in $traces; do
+  case "$t" in
+    a) ensure_trace "$trace_a" --packets "$(n 10000000)" --flows "$(n 100000)" --seed 7
+       path[a]="$trace_a"; desc[a]="Zipf 1.1: gen --packets $(n 10000000) --flows $(n 100000) --seed 7" ;;
+    b) ensure_trace "$trace_b" "${b_args[@]}"
+       ensure_trace "$trace_c" --packets "$(n 10000000)" --flows "$(n 10000)" --seed 7
+       path[b]="$trace_b"; desc[b]="$b_desc" ;;
+    *) echo "unknown trace '$t' in TRACES (a, b)" >&2; exit 2 ;;
+  esac
 done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Page cache: a file idle for ~30 s may be evicted; read it right before each timed run.
+warm() { cat "$1" > /dev/null; }
+
+# measure OUT CMD...: runs CMD (stdout to OUT); sets secs and peak_kib (wall
+# time, peak RSS). Not in a subshell, so a failure stops the script.
+measure() {
+  local out="$1"; shift
+  if ! /usr/bin/time -f "%e %M" -o "$tmp/time" "$@" > "$out" 2> "$tmp/stderr"; then
+    echo "failed: $*" >&2
+    cat "$tmp/stderr" "$tmp/time" >&2
+    exit 1
+  fi
+  read -r secs peak_kib < <(tail -n 1 "$tmp/time")
+}
 
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 max() { printf '%s\n' "$@" | sort -g | tail -n 1; }
-f_med=$(median "${floor_times[@]}")
-s_med=$(median "${fs_times[@]}")
+
+threads_note=""
+[ "$has_threads" -eq 1 ] || threads_note=" (no --threads yet)"
+# Row names, in run order, and the command of each (TRACE is substituted).
+names=("page cache (cat)" "libpcap floor (pcap_floor)" "flowsketch --threads 1$threads_note"
+       "flowsketch --threads 2$threads_note" "exact hash map (exact_counter)")
+command_for() {  # command_for ROW TRACE → sets cmd array
+  local fs=("$flowsketch" -r "$2" --interval 0 --format json)
+  case "$1" in
+    0) cmd=(cat "$2") ;;
+    1) cmd=("$floor" "$2") ;;
+    2) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 1); else cmd=("${fs[@]}"); fi ;;
+    3) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 2); else cmd=("${fs[@]}"); fi ;;
+    4) cmd=("$exact" "$2") ;;
+  esac
+}
+
+md="out/bench/results$suffix.md"  # a SCALE run never overwrites the full-size results
+{
+  echo "# bench/replay_benchmark.sh results"
+  echo
+  echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
+       "$(nproc) CPUs, build \`$build\`, $reps alternating repetitions, median wall time, peak RSS the max over repetitions."
+} > "$md"
+
+declare -A rss_of  # "TRACE ROW" → max peak RSS (KiB)
+for t in $traces; do
+  trace="${path[$t]}"
+  declare -a times=() rss=()  # per row: space-separated lists
+  for ((r = 0; r < ${#names[@]}; r++)); do times[r]=""; rss[r]=""; done
+  packets=""
+  for ((i = 0; i < reps; i++)); do
+    for ((r = 0; r < ${#names[@]}; r++)); do
+      command_for "$r" "$trace"
+      warm "$trace"
+      measure "$tmp/out" "${cmd[@]}"
+      times[r]+=" $secs"; rss[r]+=" $peak_kib"
+      if [ "$r" -eq 1 ] && [ -z "$packets" ]; then packets=$(awk '{print $1; exit}' "$tmp/out"); fi
+      if [ "$r" -eq 4 ] && [ "$i" -eq 0 ]; then cp "$tmp/out" "$tmp/exact-$t"; fi
+    done
+  done
+  # shellcheck disable=SC2086  # the lists are meant to split
+  floor_med=$(median ${times[1]})
+  bytes=$(stat -c %s "$trace")
+  echo
+  echo "trace $t: $trace (${desc[$t]}; $packets packets, $((bytes / 1048576)) MiB), $reps alternating repetitions, median"
+  echo "exact flows: $(awk 'NR == 1 {print $NF}' "$tmp/exact-$t")"
+  printf '%-44s %9s %9s %12s %9s\n' "program" "seconds" "Mpps" "peak RSS" "vs floor"
+  {
+    echo
+    echo "## trace $t: \`$trace\`"
+    echo
+    echo "${desc[$t]}; $packets packets, $((bytes / 1048576)) MiB, $(awk 'NR == 1 {print $NF}' "$tmp/exact-$t") flows (exact)."
+    echo
+    echo "| program | seconds | Mpps | peak RSS | ratio to the floor |"
+    echo "|---|---:|---:|---:|---:|"
+  } >> "$md"
+  for ((r = 0; r < ${#names[@]}; r++)); do
+    # shellcheck disable=SC2086
+    med=$(median ${times[r]})
+    # shellcheck disable=SC2086
+    peak=$(max ${rss[r]})
+    rss_of["$t $r"]="$peak"
+    awk -v name="${names[r]}" -v p="$packets" -v s="$med" -v f="$floor_med" -v m="$peak" -v md="$md" 'BEGIN {
+      mpps = s > 0 ? sprintf("%.2f", p / s / 1e6) : "inf"
+      ratio = f > 0 ? sprintf("%.2f", s / f) : "n/a"
+      printf "%-44s %9.2f %9s %8.1f MiB %9s\n", name, s, mpps, m / 1024, ratio
+      printf "| %s | %.2f | %s | %.1f MiB | %s |\n", name, s, mpps, m / 1024, ratio >> md
+    }'
+  done
+done
+
+# Peak RSS must not depend on the flows: flowsketch on 10k flows vs the flood.
+case " $traces " in
+  *" b "*)
+    command_for 2 "$trace_c"
+    warm "$trace_c"
+    measure "$tmp/out" "${cmd[@]}"
+    c_rss="$peak_kib"
+    b_rss="${rss_of["b 2"]}"
+    line=$(awk -v c="$c_rss" -v b="$b_rss" -v flows="${C10K:+$C10K}${C10K:-$(n 10000) flows}" 'BEGIN {
+      diff = (b - c) / c * 100
+      ok = (diff <= 10 && diff >= -10 && b <= 65536 && c <= 65536) ? "met" : "NOT met"
+      printf "flowsketch peak RSS: %.1f MiB on c10k (%s) vs %.1f MiB on b (flood): %+.1f%%; target within 10%% and <= 64 MiB: %s", c / 1024, flows, b / 1024, diff, ok
+    }')
+    echo
+    echo "$line (single run on c10k, max of $reps on b; ${names[2]})"
+    { echo; echo "$line (single run on c10k, max of $reps on b; ${names[2]})."; } >> "$md"
+    ;;
+esac
 echo
-echo "trace: $trace ($packets packets, $flows flows), $reps alternating repetitions, median wall time"
-printf '%-28s %10s %10s %12s %8s\n' "program" "seconds" "Mpps" "peak RSS" "ratio"
-awk -v p="$packets" -v f="$f_med" -v s="$s_med" -v fr="$(max "${floor_rss[@]}")" -v sr="$(max "${fs_rss[@]}")" 'BEGIN {
-  printf "%-28s %10.2f %10.2f %9.1f MiB %8.2f\n", "libpcap floor (pcap_floor)", f, p / f / 1e6, fr / 1024, 1.0
-  printf "%-28s %10.2f %10.2f %9.1f MiB %8.2f\n", "flowsketch --interval 0", s, p / s / 1e6, sr / 1024, s / f
-}'
+echo "Markdown: $md"
