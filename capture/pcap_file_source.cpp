@@ -1,8 +1,49 @@
 #include "capture/pcap_file_source.hpp"
 
 #include <pcap/pcap.h>
+#include <sys/types.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "capture/decode.hpp"
 
 namespace flowsketch::capture {
+namespace {
+
+// libpcap's record rules for the link types flowsketch decodes (sf-pcap.c,
+// pcap_next_packet in libpcap 1.10).
+constexpr std::uint32_t max_record_length = 262144;  // max_snaplen_for_dlt() of these types
+constexpr std::size_t record_header_bytes = 16;
+constexpr std::size_t file_header_bytes = 24;
+// Records are read in blocks of this size; the block also holds one whole
+// record beyond it, so a record never has to be assembled from two reads.
+constexpr std::size_t block_bytes = std::size_t{1} << 20;
+
+std::uint32_t load32(const std::uint8_t* p, bool swapped) noexcept {
+    std::uint32_t value;
+    std::memcpy(&value, p, sizeof value);
+    return swapped ? __builtin_bswap32(value) : value;
+}
+
+std::uint16_t load16(const std::uint8_t* p, bool swapped) noexcept {
+    std::uint16_t value;
+    std::memcpy(&value, p, sizeof value);
+    return swapped ? __builtin_bswap16(value) : value;
+}
+
+std::int64_t time_field(const std::uint8_t* p, bool swapped) noexcept {
+    const std::uint32_t value = load32(p, swapped);
+    return swapped ? std::int64_t{value} : std::int64_t{static_cast<std::int32_t>(value)};
+}
+
+std::string format(const char* pattern, unsigned long long a, unsigned long long b) {
+    char text[160];
+    std::snprintf(text, sizeof text, pattern, a, b);
+    return text;
+}
+
+}  // namespace
 
 std::int64_t clamp_timestamp_ns(std::int64_t seconds, std::int64_t subsecond_ns) noexcept {
     constexpr std::int64_t ns_per_second = 1'000'000'000;
@@ -12,17 +53,24 @@ std::int64_t clamp_timestamp_ns(std::int64_t seconds, std::int64_t subsecond_ns)
     return ns > max_timestamp_ns ? max_timestamp_ns : ns;
 }
 
-PcapFileSource::PcapFileSource(const std::string& path, const std::string& filter) : path_(path) {
+void PcapFileSource::ProgramDeleter::operator()(bpf_program* program) const noexcept {
+    pcap_freecode(program);
+    delete program;
+}
+
+PcapFileSource::PcapFileSource(const std::string& path, const std::string& filter,
+                               RecordReader reader)
+    : path_(path) {
     char errbuf[PCAP_ERRBUF_SIZE] = {};
     // Nanosecond precision: libpcap scales microsecond files up, never loses digits.
     handle_ = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO,
                                                       errbuf);
     if (handle_ == nullptr) throw CaptureError(path + ": " + errbuf);
-    apply_filter(filter);
+    apply_filter(filter, reader);
 }
 
 PcapFileSource::PcapFileSource(std::FILE* stream, const std::string& name,
-                               const std::string& filter)
+                               const std::string& filter, RecordReader reader)
     : path_(name) {
     char errbuf[PCAP_ERRBUF_SIZE] = {};
     handle_ = pcap_fopen_offline_with_tstamp_precision(stream, PCAP_TSTAMP_PRECISION_NANO, errbuf);
@@ -31,38 +79,80 @@ PcapFileSource::PcapFileSource(std::FILE* stream, const std::string& name,
         std::fclose(stream);
         throw CaptureError(name + ": " + errbuf);
     }
-    apply_filter(filter);
+    apply_filter(filter, reader);
 }
 
 // Runs inside a constructor: on failure it closes the handle itself, because
 // the destructor of a half-built object does not run.
-void PcapFileSource::apply_filter(const std::string& filter) {
+void PcapFileSource::apply_filter(const std::string& filter, RecordReader reader) {
     link_type_ = pcap_datalink(handle_);
+    choose_reader(reader);
     if (filter.empty()) return;
 
-    bpf_program program{};
-    if (pcap_compile(handle_, &program, filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0) {
+    auto program = std::unique_ptr<bpf_program, ProgramDeleter>(new bpf_program{});
+    if (pcap_compile(handle_, program.get(), filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0) {
         std::string message = "invalid filter expression '" + filter + "': " + pcap_geterr(handle_);
+        program.release();  // nothing to free: compilation failed
         pcap_close(handle_);
         handle_ = nullptr;
         throw FilterError(message);
     }
-    const int status = pcap_setfilter(handle_, &program);
-    pcap_freecode(&program);
-    if (status != 0) {
+    if (in_place_) {
+        program_ = std::move(program);  // runs per record with pcap_offline_filter
+        return;
+    }
+    if (pcap_setfilter(handle_, program.get()) != 0) {
         std::string message = "cannot apply filter '" + filter + "' to " + path_ + ": " +
                               pcap_geterr(handle_);
+        program.reset();
         pcap_close(handle_);
         handle_ = nullptr;
         throw FilterError(message);
     }
 }
 
+// In place only for what the walk reproduces exactly: a seekable classic pcap
+// 2.4 file (16-byte record headers, no swapped length fields) of a link type
+// the decoder knows. Everything else keeps pcap_next_ex.
+void PcapFileSource::choose_reader(RecordReader reader) {
+    if (reader == RecordReader::libpcap || !is_supported_link_type(link_type_)) return;
+    std::FILE* stream = pcap_file(handle_);
+    if (stream == nullptr || ftello(stream) != static_cast<off_t>(file_header_bytes)) return;
+    std::uint8_t header[file_header_bytes];
+    if (fseeko(stream, 0, SEEK_SET) != 0) return;  // stdin: not seekable, libpcap reads it
+    const std::size_t got = std::fread(header, 1, sizeof header, stream);
+    if (fseeko(stream, file_header_bytes, SEEK_SET) != 0) {
+        std::string message = path_ + ": cannot seek back after the file header: " +
+                              std::strerror(errno);
+        pcap_close(handle_);
+        handle_ = nullptr;
+        throw CaptureError(message);
+    }
+    if (got != sizeof header) return;
+    bool swapped = false;
+    bool microseconds = false;
+    switch (load32(header, false)) {
+        case 0xa1b2c3d4: microseconds = true; break;
+        case 0xa1b23c4d: break;
+        case 0xd4c3b2a1: microseconds = true; swapped = true; break;
+        case 0x4d3cb2a1: swapped = true; break;
+        default: return;  // pcapng or a patched pcap variant
+    }
+    if (load16(header + 4, swapped) != 2 || load16(header + 6, swapped) != 4) return;
+    in_place_ = true;
+    stream_ = stream;
+    swapped_ = swapped;
+    microseconds_ = microseconds;
+    snapshot_ = static_cast<std::uint32_t>(pcap_snapshot(handle_));
+}
+
 PcapFileSource::~PcapFileSource() {
+    program_.reset();
     if (handle_ != nullptr) pcap_close(handle_);
 }
 
 ReadStatus PcapFileSource::next(Frame& frame) {
+    if (in_place_) return next_in_place(frame);
     pcap_pkthdr* header = nullptr;
     const u_char* data = nullptr;
     const int status = pcap_next_ex(handle_, &header, &data);
@@ -77,6 +167,107 @@ ReadStatus PcapFileSource::next(Frame& frame) {
     if (status == PCAP_ERROR_BREAK) return ReadStatus::end_of_file;
     damage_ = pcap_geterr(handle_);
     return ReadStatus::damaged;
+}
+
+// Makes at least `needed` unread bytes available in the block; false at the
+// end of the file (or on a read error) with fewer.
+bool PcapFileSource::fill(std::size_t needed) {
+    while (end_ - begin_ < needed) {
+        if (at_eof_ || read_error_) return false;
+        if (block_.empty()) block_.resize(block_bytes + max_record_length + record_header_bytes);
+        if (begin_ != 0) {  // keep the partial record, at the front
+            std::memmove(block_.data(), block_.data() + begin_, end_ - begin_);
+            end_ -= begin_;
+            begin_ = 0;
+        }
+        const std::size_t got = std::fread(block_.data() + end_, 1, block_.size() - end_, stream_);
+        end_ += got;
+        if (got == 0) {
+            if (std::ferror(stream_) != 0) {
+                read_error_ = true;
+                read_errno_ = errno;
+            } else {
+                at_eof_ = true;
+            }
+        }
+    }
+    return true;
+}
+
+ReadStatus PcapFileSource::damaged(std::string message) {
+    damage_ = std::move(message);
+    block_ = {};  // the file is done: give the block back
+    begin_ = end_ = 0;
+    return ReadStatus::damaged;
+}
+
+ReadStatus PcapFileSource::next_in_place(Frame& frame) {
+    for (;;) {
+        if (!fill(record_header_bytes)) {
+            const std::size_t have = end_ - begin_;
+            if (read_error_) {
+                return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
+            }
+            if (have == 0) {
+                block_ = {};
+                begin_ = end_ = 0;
+                return ReadStatus::end_of_file;
+            }
+            return damaged(format("truncated dump file; tried to read %llu header bytes, only got %llu",
+                                  record_header_bytes, have));
+        }
+        const std::uint8_t* header = block_.data() + begin_;
+        // libpcap 1.10 reads the time fields as signed 32-bit in the host's
+        // byte order and as unsigned when it swaps them; so does the walk.
+        const std::int64_t seconds = time_field(header, swapped_);
+        const std::int64_t subsecond = time_field(header + 4, swapped_);
+        const std::uint32_t caplen = load32(header + 8, swapped_);
+        const std::uint32_t len = load32(header + 12, swapped_);
+        begin_ += record_header_bytes;
+
+        if (caplen > max_record_length) {
+            char text[160];
+            if (caplen > snapshot_) {
+                std::snprintf(text, sizeof text,
+                              "invalid packet capture length %u, bigger than snaplen of %d", caplen,
+                              static_cast<int>(snapshot_));
+            } else {
+                std::snprintf(text, sizeof text,
+                              "invalid packet capture length %u, bigger than maximum of %u", caplen,
+                              max_record_length);
+            }
+            return damaged(text);
+        }
+        if (!fill(caplen)) {
+            const std::size_t have = end_ - begin_;
+            if (read_error_) {
+                return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
+            }
+            // libpcap first reads min(caplen, snapshot) bytes, then discards the rest.
+            const std::uint32_t first = caplen > snapshot_ ? snapshot_ : caplen;
+            return damaged(format("truncated dump file; tried to read %llu captured bytes, only got %llu",
+                                  have < first ? first : caplen, have));
+        }
+        const std::uint8_t* data = block_.data() + begin_;
+        begin_ += caplen;
+        // A record longer than the snapshot is cut to it (the rest is skipped).
+        const std::uint32_t captured = caplen > snapshot_ ? snapshot_ : caplen;
+        const std::int64_t subsecond_ns =
+            microseconds_ ? subsecond * 1000 : subsecond;
+        if (program_ != nullptr) {
+            pcap_pkthdr h{};
+            h.ts.tv_sec = static_cast<time_t>(seconds);
+            h.ts.tv_usec = static_cast<suseconds_t>(subsecond_ns);
+            h.caplen = captured;
+            h.len = len;
+            if (pcap_offline_filter(program_.get(), &h, data) == 0) continue;
+        }
+        frame.timestamp_ns = clamp_timestamp_ns(seconds, subsecond_ns);
+        frame.captured_length = captured;
+        frame.wire_length = len;
+        frame.data = data;
+        return ReadStatus::frame;
+    }
 }
 
 }  // namespace flowsketch::capture

@@ -1,5 +1,14 @@
-// Replay of capture files through libpcap: classic pcap (either byte order,
-// micro- or nanosecond) and pcapng, recognised by content, not by name.
+// Replay of capture files: classic pcap (either byte order, micro- or
+// nanosecond) and pcapng, recognised by content, not by name.
+//
+// libpcap opens every file (it validates the header and maps the link type).
+// Classic pcap records are then walked in place: the file is read in large
+// blocks and each frame points into the block, where pcap_next_ex would copy
+// every record into a buffer of its own; BPF filters run with
+// pcap_offline_filter. The in-place walk follows libpcap's record rules to the
+// byte (same frames, lengths, timestamps, errors and messages; a differential
+// test and the capture fuzz target hold it to that). pcapng, old pcap
+// versions and stdin stay entirely with libpcap.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +16,10 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 struct pcap;
+struct bpf_program;
 
 namespace flowsketch::capture {
 
@@ -46,16 +57,24 @@ enum class ReadStatus {
     damaged,      // the file is cut short or corrupt: damage_message() says how
 };
 
+/// Who walks the records of a classic pcap file.
+enum class RecordReader {
+    automatic,  // in place when the file allows it (classic pcap 2.4, a decoded link type)
+    libpcap,    // pcap_next_ex for every record (the reference the in-place walk must match)
+};
+
 class PcapFileSource {
 public:
     /// Opens `path` and compiles `filter` (empty: none) against its link type.
     /// Throws CaptureError (file missing, not a capture) or FilterError.
-    PcapFileSource(const std::string& path, const std::string& filter);
+    PcapFileSource(const std::string& path, const std::string& filter,
+                   RecordReader reader = RecordReader::automatic);
     /// The same reader over an already open stream (e.g. fmemopen in the fuzz
     /// target), so in-memory captures take exactly the path `-r` takes. `name`
     /// stands in for the path in messages. Takes ownership of `stream`: it is
     /// closed by the destructor, or before the constructor throws.
-    PcapFileSource(std::FILE* stream, const std::string& name, const std::string& filter);
+    PcapFileSource(std::FILE* stream, const std::string& name, const std::string& filter,
+                   RecordReader reader = RecordReader::automatic);
     ~PcapFileSource();
     PcapFileSource(const PcapFileSource&) = delete;
     PcapFileSource& operator=(const PcapFileSource&) = delete;
@@ -66,14 +85,37 @@ public:
     const std::string& path() const noexcept { return path_; }
     int link_type() const noexcept { return link_type_; }
     const std::string& damage_message() const noexcept { return damage_; }
+    /// True when records are walked in place (see the top of this file).
+    bool reads_in_place() const noexcept { return in_place_; }
 
 private:
-    void apply_filter(const std::string& filter);
+    void apply_filter(const std::string& filter, RecordReader reader);
+    void choose_reader(RecordReader reader);
+    ReadStatus next_in_place(Frame& frame);
+    bool fill(std::size_t needed);
+    ReadStatus damaged(std::string message);
 
     std::string path_;
     pcap* handle_ = nullptr;
     int link_type_ = 0;
     std::string damage_;
+
+    // In-place walk of classic pcap records.
+    bool in_place_ = false;
+    std::FILE* stream_ = nullptr;  // libpcap's stream, positioned after the file header
+    bool swapped_ = false;         // file written in the other byte order
+    bool microseconds_ = false;    // µs timestamps (scaled to ns, as libpcap does)
+    std::uint32_t snapshot_ = 0;   // libpcap's adjusted snapshot length
+    struct ProgramDeleter {
+        void operator()(bpf_program* program) const noexcept;
+    };
+    std::unique_ptr<bpf_program, ProgramDeleter> program_;  // null: no filter
+    std::vector<std::uint8_t> block_;
+    std::size_t begin_ = 0;  // first unread byte in block_
+    std::size_t end_ = 0;    // one past the last byte read into block_
+    bool at_eof_ = false;
+    bool read_error_ = false;
+    int read_errno_ = 0;
 };
 
 }  // namespace flowsketch::capture

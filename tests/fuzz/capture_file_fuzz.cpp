@@ -8,9 +8,12 @@
 //   every report: packets + skipped = frames, top lists no longer than top_k, lower ≤ estimate;
 //   interval reports: end − start is the interval;
 //   final report: frames = frames read, and equal to the sum over interval reports.
+// When the file is walked in place (classic pcap), a second reader over the same bytes uses
+// libpcap's pcap_next_ex, and every frame, the end and the damage message must be identical.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -24,6 +27,7 @@ using flowsketch::capture::CaptureError;
 using flowsketch::capture::Frame;
 using flowsketch::capture::PcapFileSource;
 using flowsketch::capture::ReadStatus;
+using flowsketch::capture::RecordReader;
 using flowsketch::reports::Report;
 using flowsketch::reports::ReportKind;
 
@@ -103,6 +107,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const CaptureError&) {
         return 0;  // not a capture: the CLI's exit 1; the constructor closed the stream
     }
+    std::unique_ptr<PcapFileSource> reference;  // libpcap's walk of the same bytes
+    if (source->reads_in_place()) {
+        std::FILE* again = fmemopen(const_cast<std::uint8_t*>(data), size, "rb");
+        check(again != nullptr);
+        reference = std::make_unique<PcapFileSource>(again, "fuzz-input", "", RecordReader::libpcap);
+    }
 
     // One-second intervals, so odd timestamps (backwards, huge, ns/µs confusion) cross
     // interval boundaries; a small sketch keeps executions fast.
@@ -123,6 +133,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (;;) {
         if (frames == kMaxFrames) break;
         const ReadStatus status = source->next(frame);
+        if (reference != nullptr) {
+            Frame expected;
+            const ReadStatus expected_status = reference->next(expected);
+            check(status == expected_status);
+            if (status == ReadStatus::frame) {
+                check(frame.timestamp_ns == expected.timestamp_ns);
+                check(frame.captured_length == expected.captured_length);
+                check(frame.wire_length == expected.wire_length);
+                check(frame.captured_length == 0 ||
+                      std::memcmp(frame.data, expected.data, frame.captured_length) == 0);
+            } else {
+                check(source->damage_message() == reference->damage_message());
+            }
+        }
         if (status == ReadStatus::frame) {
             check(frame.data != nullptr || frame.captured_length == 0);
             pipeline.on_frame(frame, link);
