@@ -160,6 +160,11 @@ void CountMinSketch::columns(const Hash128& hash, std::uint32_t* out) const noex
 void CountMinSketch::update(const Hash128& hash, std::span<const std::uint64_t> weights) noexcept {
     std::uint32_t cols[max_depth];
     columns(hash, cols);
+    update_at(cols, weights);
+}
+
+void CountMinSketch::update_at(const std::uint32_t* cols,
+                               std::span<const std::uint64_t> weights) noexcept {
     const std::uint32_t lanes = params_.lanes;
     const std::size_t row_stride = std::size_t{params_.width} * lanes;
     std::uint64_t* base = counters_.data();
@@ -191,14 +196,20 @@ void CountMinSketch::update(const Hash128& hash, std::span<const std::uint64_t> 
 void CountMinSketch::update_and_estimate(const Hash128& hash,
                                          std::span<const std::uint64_t> weights,
                                          std::span<std::uint64_t> estimates) noexcept {
-    const std::uint32_t lanes = params_.lanes;
-    if (params_.conservative_update) {
-        update(hash, weights);
-        for (std::uint32_t lane = 0; lane < lanes; ++lane) estimates[lane] = estimate(hash, lane);
-        return;
-    }
     std::uint32_t cols[max_depth];
     columns(hash, cols);
+    update_and_estimate_at(cols, weights, estimates);
+}
+
+void CountMinSketch::update_and_estimate_at(const std::uint32_t* cols,
+                                            std::span<const std::uint64_t> weights,
+                                            std::span<std::uint64_t> estimates) noexcept {
+    const std::uint32_t lanes = params_.lanes;
+    if (params_.conservative_update) {
+        update_at(cols, weights);
+        for (std::uint32_t lane = 0; lane < lanes; ++lane) estimates[lane] = estimate_at(cols, lane);
+        return;
+    }
     const std::size_t row_stride = std::size_t{params_.width} * lanes;
     std::uint64_t* base = counters_.data();
     for (std::uint32_t lane = 0; lane < lanes; ++lane) {
@@ -217,6 +228,10 @@ void CountMinSketch::update_and_estimate(const Hash128& hash,
 void CountMinSketch::prefetch(const Hash128& hash) const noexcept {
     std::uint32_t cols[max_depth];
     columns(hash, cols);
+    prefetch_at(cols);
+}
+
+void CountMinSketch::prefetch_at(const std::uint32_t* cols) const noexcept {
     const std::size_t row_stride = std::size_t{params_.width} * params_.lanes;
     const std::uint64_t* base = counters_.data();
     for (std::uint32_t row = 0; row < params_.depth; ++row) {
@@ -231,6 +246,11 @@ void CountMinSketch::update(const Hash128& hash, std::uint64_t weight) noexcept 
 std::uint64_t CountMinSketch::estimate(const Hash128& hash, std::uint32_t lane) const noexcept {
     std::uint32_t cols[max_depth];
     columns(hash, cols);
+    return estimate_at(cols, lane);
+}
+
+std::uint64_t CountMinSketch::estimate_at(const std::uint32_t* cols,
+                                          std::uint32_t lane) const noexcept {
     const std::uint32_t lanes = params_.lanes;
     const std::size_t row_stride = std::size_t{params_.width} * lanes;
     std::uint64_t minimum = std::numeric_limits<std::uint64_t>::max();

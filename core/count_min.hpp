@@ -79,6 +79,14 @@ public:
     /// results). Issued a few keys ahead in a batch, it hides the cache misses
     /// that dominate the update cost of a sketch larger than the cache.
     void prefetch(const Hash128& hash) const noexcept;
+
+    /// The column of `hash` in every row (depth() entries): what a batch
+    /// computes once per key and hands to the *_at() forms below.
+    void columns(const Hash128& hash, std::uint32_t* out) const noexcept;
+    void prefetch_at(const std::uint32_t* columns) const noexcept;
+    /// update_and_estimate() at precomputed columns.
+    void update_and_estimate_at(const std::uint32_t* columns, std::span<const std::uint64_t> weights,
+                                std::span<std::uint64_t> estimates) noexcept;
     /// Single-lane convenience (lanes must be 1).
     void update(const Hash128& hash, std::uint64_t weight) noexcept;
 
@@ -116,7 +124,8 @@ public:
     std::uint32_t column(const Hash128& hash, std::uint32_t row) const noexcept;
 
 private:
-    void columns(const Hash128& hash, std::uint32_t* out) const noexcept;
+    void update_at(const std::uint32_t* columns, std::span<const std::uint64_t> weights) noexcept;
+    std::uint64_t estimate_at(const std::uint32_t* columns, std::uint32_t lane) const noexcept;
 
     CountMinParams params_;
     CacheAlignedVector<std::uint64_t> counters_;

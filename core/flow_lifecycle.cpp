@@ -142,6 +142,8 @@ FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
     seed2_ = config.seed == 0 ? 0 : mix64(config.seed ^ group_salt2);
     cells_.assign(static_cast<std::size_t>((m_ + 15) / 16), 0);
     ended_bits_.assign(static_cast<std::size_t>((m_ + 63) / 64), 0);
+    recent_.assign(config_.recent_flow_table ? recent_slots : 1, Recent{});
+    recent_mask_ = recent_.size() - 1;
     for (std::uint32_t age = 0; age < 16; ++age) {
         // stamp(age) = cur − age on the cycle 1..15.
         stamp_at_age_[age] = static_cast<std::uint8_t>(
@@ -154,20 +156,28 @@ FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
 }
 
 std::size_t FlowLifecycle::memory_bytes() const noexcept {
-    return sizeof(*this) + (cells_.capacity() + ended_bits_.capacity()) * sizeof(std::uint64_t);
+    return sizeof(*this) + (cells_.capacity() + ended_bits_.capacity()) * sizeof(std::uint64_t) +
+           recent_.capacity() * sizeof(Recent);
 }
 
 // Double hashing modulo the prime m without division: a = ⌊h1·m/2^64⌋,
 // b = 1 + ⌊h2·(m−1)/2^64⌋ ∈ [1, m), g_i = a + i·b mod m. Every b is a unit mod
 // the prime m, so the k < m probes are distinct and P(cell j is probed) = k/m.
-void FlowLifecycle::generate(const Hash128& hash, std::uint64_t* out) const noexcept {
-    std::uint64_t g = reduce(hash.h1 ^ seed1_, m_);
-    const std::uint64_t step = 1 + reduce(hash.h2 ^ seed2_, m_ - 1);
+FlowLifecycle::Probes FlowLifecycle::locate(const Hash128& hash) const noexcept {
+    return Probes{reduce(hash.h1 ^ seed1_, m_), 1 + reduce(hash.h2 ^ seed2_, m_ - 1)};
+}
+
+void FlowLifecycle::generate(const Probes& probes, std::uint64_t* out) const noexcept {
+    std::uint64_t g = probes.first;
     for (std::uint32_t i = 0; i < k_; ++i) {
         out[i] = g;
-        g += step;  // < 2m ≤ 2^37: no overflow
+        g += probes.step;  // < 2m ≤ 2^37: no overflow
         if (g >= m_) g -= m_;
     }
+}
+
+void FlowLifecycle::generate(const Hash128& hash, std::uint64_t* out) const noexcept {
+    generate(locate(hash), out);
 }
 
 // The second group's (h1, h2): both words remixed by a bijection with salts,
@@ -217,12 +227,14 @@ void FlowLifecycle::note_end(const std::uint64_t* pos) noexcept {
     ended_ += fresh != 0 ? 1u : 0u;
 }
 
-bool FlowLifecycle::observe(const Hash128& hash, std::int64_t timestamp_ns,
+bool FlowLifecycle::observe(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
                             std::uint8_t tcp_flags) noexcept {
     if (timestamp_ns >= next_boundary_ns_) advance_slow(timestamp_ns);
     ++packets_;
+    const bool ends = (tcp_flags & (tcp_fin | tcp_rst)) != 0;
+    if (!ends && is_recent(hash)) return false;
     std::uint64_t pos[max_probes];
-    generate(hash, pos);
+    generate(probes, pos);
     const Scan first = scan(pos);
     bool is_new = false;
     if (first.max_age != 0) {  // age 0 everywhere: refreshed this generation already
@@ -250,14 +262,19 @@ bool FlowLifecycle::observe(const Hash128& hash, std::int64_t timestamp_ns,
             touch(use_second ? pos2 : pos, use_second ? second : first);
         }
     }
-    if ((tcp_flags & (tcp_fin | tcp_rst)) != 0) note_end(pos);
+    if (ends) note_end(pos);
+    if (config_.recent_flow_table) recent_[hash.h1 & recent_mask_] = Recent{hash.h1, hash.h2, epoch_};
     return is_new;
 }
 
-void FlowLifecycle::prefetch(const Hash128& hash) const noexcept {
-    std::uint64_t pos[max_probes];
-    generate(hash, pos);
-    for (std::uint32_t i = 0; i < k_; ++i) __builtin_prefetch(&cells_[pos[i] >> 4], 1, 3);
+void FlowLifecycle::prefetch(const Hash128& hash, const Probes& probes) const noexcept {
+    if (is_recent(hash)) return;
+    std::uint64_t g = probes.first;
+    for (std::uint32_t i = 0; i < k_; ++i) {
+        __builtin_prefetch(&cells_[g >> 4], 1, 3);
+        g += probes.step;
+        if (g >= m_) g -= m_;
+    }
 }
 
 bool FlowLifecycle::contains(const Hash128& hash) const noexcept {
@@ -315,6 +332,7 @@ void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
         return;
     }
     if (timestamp_ns < next_boundary_ns_) return;
+    ++epoch_;  // cells change: no flow is "refreshed in this generation" any more
     // Unsigned difference: exact even if the two times are centuries apart.
     const std::uint64_t period = static_cast<std::uint64_t>(period_ns_);
     const std::uint64_t elapsed =

@@ -74,6 +74,9 @@ struct FlowLifecycleConfig {
     SeenFilterKind kind = SeenFilterKind::standard;
     std::uint64_t seed = 0;               ///< perturbs the probe positions
     double overfill_factor = 2.0;         ///< warn when fpr > factor·δ
+    /// Answer repeat packets of a flow within a generation from a small table
+    /// of recently refreshed flows (exact; off only to measure or test it).
+    bool recent_flow_table = true;
 
     /// k = ⌈log2(1/δ)⌉ (DESIGN.md, Bloom sizing). Throws unless 0 < δ < 1 and k ≤ 64.
     static std::uint32_t probes_for(double target_fpr);
@@ -131,11 +134,30 @@ public:
     /// active before this packet. FIN or RST in tcp_flags counts the flow as
     /// ended (pass 0 for non-TCP). O(k) cell touches (2k for two-choice when the
     /// flow was not refreshed in the current generation); no allocation.
-    bool observe(const Hash128& hash, std::int64_t timestamp_ns, std::uint8_t tcp_flags) noexcept;
+    bool observe(const Hash128& hash, std::int64_t timestamp_ns, std::uint8_t tcp_flags) noexcept {
+        return observe(hash, locate(hash), timestamp_ns, tcp_flags);
+    }
+
+    /// Where a flow's (first group of) probes fall: computed once per packet by
+    /// a batch, for prefetch() and then observe().
+    struct Probes {
+        std::uint64_t first = 0;  // g_0
+        std::uint64_t step = 0;   // g_{i+1} − g_i mod m
+    };
+    Probes locate(const Hash128& hash) const noexcept;
+    /// observe() with the probes locate(hash) returned.
+    bool observe(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
+                 std::uint8_t tcp_flags) noexcept;
 
     /// Starts loading the cells a flow's probes touch (no effect on results);
     /// issued a few packets ahead in a batch, it hides the k cache misses.
-    void prefetch(const Hash128& hash) const noexcept;
+    /// Nothing to load for a flow already refreshed in this generation.
+    void prefetch(const Hash128& hash) const noexcept { prefetch(hash, locate(hash)); }
+    void prefetch(const Hash128& hash, const Probes& probes) const noexcept;
+    /// Starts loading what prefetch() itself reads (issue it further ahead).
+    void prefetch_recent(const Hash128& hash) const noexcept {
+        __builtin_prefetch(&recent_slot(hash), 0, 3);
+    }
     /// Time passes without packets (live idle timer, end of an interval).
     /// Crossing b boundaries costs min(b, G + 1) passes over the cells.
     void advance_to(std::int64_t timestamp_ns) noexcept;
@@ -164,7 +186,29 @@ private:
         std::uint32_t zeros = 0;
     };
 
+    // Flows refreshed in the current generation, by hash (direct-mapped). Such
+    // a flow's cells all hold the current stamp until the next boundary (other
+    // packets only write that stamp; only a boundary clears), so its next
+    // packets change nothing: observe() answers them from here, without the k
+    // cell reads. Exact: entries match on the whole 128-bit hash, from which
+    // the probes are derived, and a boundary (epoch_) invalidates them all.
+    struct Recent {
+        std::uint64_t h1 = 0;
+        std::uint64_t h2 = 0;
+        std::uint64_t epoch = 0;  // 0: empty
+    };
+    static constexpr std::size_t recent_slots = std::size_t{1} << 13;
+    // With the table off, one slot that is never written (epoch 0 never matches).
+    const Recent& recent_slot(const Hash128& hash) const noexcept {
+        return recent_[hash.h1 & recent_mask_];
+    }
+    bool is_recent(const Hash128& hash) const noexcept {
+        const Recent& r = recent_slot(hash);
+        return r.epoch == epoch_ && r.h1 == hash.h1 && r.h2 == hash.h2;
+    }
+
     void generate(const Hash128& hash, std::uint64_t* out) const noexcept;
+    void generate(const Probes& probes, std::uint64_t* out) const noexcept;
     Hash128 second_group(const Hash128& hash) const noexcept;
     std::uint32_t cell(std::uint64_t i) const noexcept {
         return static_cast<std::uint32_t>(cells_[i >> 4] >> ((i & 15) << 2)) & 15u;
@@ -188,6 +232,9 @@ private:
 
     std::vector<std::uint64_t> cells_;      // 16 cells of 4 bits per word
     std::vector<std::uint64_t> ended_bits_; // 1 bit per position, cleared per interval
+    std::vector<Recent> recent_;
+    std::uint64_t recent_mask_ = 0;
+    std::uint64_t epoch_ = 1;               // + 1 at every change of generation
     std::uint64_t nonzero_ = 0;
     std::uint64_t ended_ones_ = 0;
 

@@ -35,6 +35,9 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
       total_by_bytes_(candidate_capacity(config)) {
     config_.sketch = sketch_.params();
     if (config.track_flows) lifecycle_ = std::make_unique<FlowLifecycle>(config.lifecycle);
+    chunk_hashes_.resize(chunk_packets);
+    chunk_columns_.resize(chunk_packets * sketch_.params().depth);
+    chunk_probes_.resize(chunk_packets);
 }
 
 void FlowMeasurement::add(const PacketRecord& packet) noexcept {
@@ -42,40 +45,56 @@ void FlowMeasurement::add(const PacketRecord& packet) noexcept {
 }
 
 void FlowMeasurement::add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept {
+    std::uint32_t columns[64];  // CountMinSketch depth ≤ 64
+    sketch_.columns(hash, columns);
+    add_located(packet, hash, columns,
+                lifecycle_ ? lifecycle_->locate(hash) : FlowLifecycle::Probes{});
+}
+
+void FlowMeasurement::add_located(const PacketRecord& packet, const Hash128& hash,
+                                  const std::uint32_t* columns,
+                                  const FlowLifecycle::Probes& probes) noexcept {
     const std::array<std::uint64_t, Lane::lanes> weights = {1, packet.wire_length, 1,
                                                             packet.wire_length};
     std::array<std::uint64_t, Lane::lanes> estimates;
-    sketch_.update_and_estimate(hash, weights, estimates);
+    sketch_.update_and_estimate_at(columns, weights, estimates);
     interval_by_packets_.offer(packet.key, hash, estimates[Lane::interval_packets]);
     interval_by_bytes_.offer(packet.key, hash, estimates[Lane::interval_bytes]);
     total_by_packets_.offer(packet.key, hash, estimates[Lane::total_packets]);
     total_by_bytes_.offer(packet.key, hash, estimates[Lane::total_bytes]);
     if (lifecycle_) {
         const std::uint8_t flags = packet.key.protocol == 6 ? packet.tcp_flags : 0;
-        lifecycle_->observe(hash, packet.timestamp_ns, flags);
+        lifecycle_->observe(hash, probes, packet.timestamp_ns, flags);
     }
 }
 
-void FlowMeasurement::prefetch(const Hash128& hash) const noexcept {
-    sketch_.prefetch(hash);
-    if (lifecycle_) lifecycle_->prefetch(hash);
-}
-
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
-    // Hash a chunk first, then update with the sketch cells of a packet a few
-    // places ahead already on their way into the cache.
-    constexpr std::size_t chunk = 64;
+    // Per chunk: hash every key and locate its sketch cells and lifecycle
+    // probes once; then update, with the cells of the packet a few places
+    // ahead already on their way into the cache.
     constexpr std::size_t lookahead = 6;
-    std::array<Hash128, chunk> hashes;
-    for (std::size_t begin = 0; begin < packets.size(); begin += chunk) {
-        const std::size_t n = std::min(chunk, packets.size() - begin);
+    const std::uint32_t depth = sketch_.params().depth;
+    FlowLifecycle* lifecycle = lifecycle_.get();
+    auto prefetch = [&](std::size_t i) {
+        sketch_.prefetch_at(&chunk_columns_[i * depth]);
+        if (lifecycle != nullptr) lifecycle->prefetch(chunk_hashes_[i], chunk_probes_[i]);
+    };
+    for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
+        const std::size_t n = std::min(chunk_packets, packets.size() - begin);
         for (std::size_t i = 0; i < n; ++i) {
-            hashes[i] = hash_key(packets[begin + i].key, config_.hash_seed);
+            const Hash128 hash = hash_key(packets[begin + i].key, config_.hash_seed);
+            chunk_hashes_[i] = hash;
+            sketch_.columns(hash, &chunk_columns_[i * depth]);
+            if (lifecycle != nullptr) {
+                chunk_probes_[i] = lifecycle->locate(hash);
+                lifecycle->prefetch_recent(hash);
+            }
         }
-        for (std::size_t i = 0; i < std::min(lookahead, n); ++i) prefetch(hashes[i]);
+        for (std::size_t i = 0; i < std::min(lookahead, n); ++i) prefetch(i);
         for (std::size_t i = 0; i < n; ++i) {
-            if (i + lookahead < n) prefetch(hashes[i + lookahead]);
-            add_hashed(packets[begin + i], hashes[i]);
+            if (i + lookahead < n) prefetch(i + lookahead);
+            add_located(packets[begin + i], chunk_hashes_[i], &chunk_columns_[i * depth],
+                        chunk_probes_[i]);
         }
     }
 }

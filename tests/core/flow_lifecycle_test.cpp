@@ -462,6 +462,53 @@ TEST(FlowLifecycle, TwoChoiceMatchesReferenceModel) {
                 static_cast<unsigned long long>(r.total_truth_new));
 }
 
+// The table of recently refreshed flows only skips packets that would change
+// nothing: with and without it, every count of every interval is identical,
+// for both filters, with FIN/RST, generation boundaries, far more flows than
+// table slots (so slots are shared and overwritten) and time jumps.
+TEST(FlowLifecycle, RecentFlowTableChangesNoAnswer) {
+    for (const SeenFilterKind kind : {SeenFilterKind::standard, SeenFilterKind::two_choice}) {
+        FlowLifecycleConfig with_table = small_config(kind, 10'000, 0.01);
+        FlowLifecycleConfig without_table = with_table;
+        without_table.recent_flow_table = false;
+        FlowLifecycle a(with_table);
+        FlowLifecycle b(without_table);
+        EXPECT_GT(a.memory_bytes(), b.memory_bytes());
+        const std::int64_t p = a.generation_period_ns();
+        const auto events = synthetic_stream(20'000, 300 * sec, with_table.idle_timeout_ns, p, 99);
+        std::size_t next = 0;
+        std::uint64_t intervals = 0;
+        for (std::int64_t end = 7 * sec; next < events.size(); end += 7 * sec) {
+            for (; next < events.size() && events[next].t < end; ++next) {
+                const Event& e = events[next];
+                const Hash128 hash = key_hash(e.flow, 5);
+                ASSERT_EQ(a.observe(hash, e.t, e.flags), b.observe(hash, e.t, e.flags));
+                // Repeats within the generation: the packets the table answers.
+                ASSERT_EQ(a.observe(hash, e.t, 0), b.observe(hash, e.t, 0));
+            }
+            a.advance_to(end);
+            b.advance_to(end);
+            const FlowCounts x = a.interval_counts();
+            const FlowCounts y = b.interval_counts();
+            EXPECT_EQ(x.packets, y.packets);
+            EXPECT_EQ(x.new_flows, y.new_flows);
+            EXPECT_EQ(x.new_undercount_bound, y.new_undercount_bound);
+            EXPECT_EQ(x.active, y.active);
+            EXPECT_EQ(x.active_lower, y.active_lower);
+            EXPECT_EQ(x.active_upper, y.active_upper);
+            EXPECT_EQ(x.expired, y.expired);
+            EXPECT_EQ(x.expired_stderr, y.expired_stderr);
+            EXPECT_EQ(x.ended, y.ended);
+            EXPECT_EQ(x.fill, y.fill);
+            EXPECT_EQ(x.max_fpr, y.max_fpr);
+            a.start_new_interval();
+            b.start_new_interval();
+            ++intervals;
+        }
+        EXPECT_GT(intervals, 30u);
+    }
+}
+
 // ---------------------------------------------------------------- flood
 
 // The DESIGN.md flood (5M distinct flows into a filter planned for 1M) at one
