@@ -48,6 +48,7 @@ struct MeasureOptions {
     std::string listen;        // ADDR:PORT of the Prometheus endpoint
     bool realtime = false;     // replay paced by packet timestamps
     double speed = 0;          // replay pace: packet time runs this many times wall time
+    unsigned threads = 1;
 };
 
 // Each completed report also becomes the Prometheus scrape body.
@@ -203,6 +204,7 @@ int run_measure(const MeasureOptions& options) {
     config.packet_time_intervals = options.interfaces.empty();
     config.interface_names = options.interfaces;
     config.interval_seconds = options.interval;
+    config.threads = options.threads;
     config.measurement.top_k = options.top;
     config.measurement.lifecycle.max_flows = options.max_flows;
     config.measurement.lifecycle.target_fpr = options.flow_fpr;
@@ -343,6 +345,11 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--generations", options->generations,
                    "Generations per idle timeout: flows expire within timeout/G after it")
         ->check(CLI::Range(1u, 14u))
+        ->capture_default_str();
+    app.add_option("--threads", options->threads,
+                   "1: one thread; 2: update the sketches on a second thread while the first "
+                   "reads and decodes (same reports)")
+        ->check(CLI::Range(1u, 2u))
         ->capture_default_str();
     app.add_option("-o,--output", options->output,
                    "Append reports to FILE instead of standard output (whole reports only)")

@@ -64,7 +64,14 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
       measurement_(config.measurement),
       limits_(config.limits),
       interval_ns_(interval_to_ns(config.interval_seconds)) {
-    batch_.reserve(batch_capacity);
+    if (config.threads < 1 || config.threads > 2) {
+        throw std::invalid_argument("threads must be 1 or 2");
+    }
+    if (config.threads == 2) {
+        batch_limit_ = threaded_batch_capacity;
+        worker_ = std::make_unique<MeasurementWorker>(measurement_);
+    }
+    batch_.reserve(batch_limit_);
     const std::size_t sources = config.interface_names.size();
     for (Counters* counters : {&interval_, &total_}) {
         counters->source_frames.assign(sources, 0);
@@ -88,13 +95,25 @@ void Pipeline::begin_at(std::int64_t timestamp_ns) noexcept {
                            : interval_start_ns_ + interval_ns_;
 }
 
-void Pipeline::flush_batch() noexcept {
+Pipeline::~Pipeline() = default;
+
+void Pipeline::flush_batch() {
+    if (batch_.empty()) return;
+    if (worker_) {
+        batch_ = worker_->submit(std::move(batch_));
+        return;
+    }
     measurement_.add_batch(batch_);
     batch_.clear();
 }
 
-void Pipeline::close_interval(std::int64_t next_timestamp_ns) {
+void Pipeline::sync() {
     flush_batch();
+    if (worker_) worker_->drain();
+}
+
+void Pipeline::close_interval(std::int64_t next_timestamp_ns) {
+    sync();
     measurement_.advance_to(interval_end_ns_);
     emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
                               interval_, to_seconds(interval_start_ns_),
@@ -125,7 +144,7 @@ void Pipeline::note_damage(const std::string& message) {
 }
 
 void Pipeline::finish() {
-    flush_batch();
+    sync();
     if (seen_any_) measurement_.advance_to(last_ns_);
     if (interval_ns_ > 0 && started_ && interval_.frames > 0) {
         emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
@@ -149,7 +168,7 @@ void Pipeline::set_capture_stats(const std::vector<capture::CaptureStats>& cumul
 }
 
 void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns) {
-    flush_batch();
+    sync();
     measurement_.advance_to(end_ns);
     emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
                               interval_, to_seconds(start_ns), to_seconds(end_ns)));
@@ -163,7 +182,7 @@ void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_
     if (interval_ns_ > 0) {
         close_interval_at(interval_start_ns, end_ns);
     } else {
-        flush_batch();
+        sync();
         measurement_.advance_to(end_ns);
         total_.add(interval_);
         interval_.reset();

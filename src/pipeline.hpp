@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "capture/pcap_live_source.hpp"
 #include "core/flow_measurement.hpp"
 #include "reports/report_writer.hpp"
+#include "src/measurement_worker.hpp"
 
 namespace flowsketch::app {
 
@@ -26,12 +28,18 @@ struct PipelineConfig {
     /// interface. Empty for replays.
     std::vector<std::string> interface_names;
     capture::DecodeLimits limits;
+    /// 1: everything on the calling thread. 2: the sketches are updated on a
+    /// second thread (same reports; see MeasurementWorker).
+    unsigned threads = 1;
 };
 
 class Pipeline {
 public:
     /// Throws std::invalid_argument on bad measurement parameters.
     Pipeline(const PipelineConfig& config, reports::ReportWriter& writer);
+    ~Pipeline();
+    Pipeline(const Pipeline&) = delete;
+    Pipeline& operator=(const Pipeline&) = delete;
 
     /// Handles one frame of the given link type (packet time from the frame)
     /// read from source `source` (an index into interface_names, 0 for files).
@@ -55,7 +63,7 @@ public:
         }
         batch_.push_back(core::PacketRecord{decoded.key, frame.timestamp_ns, frame.wire_length,
                                             decoded.tcp_flags});
-        if (batch_.size() == batch_capacity) flush_batch();
+        if (batch_.size() == batch_limit_) flush_batch();
     }
 
     /// Records that an input was cut short or damaged; shown in the next reports.
@@ -78,7 +86,10 @@ public:
     std::uint64_t frames_total() const noexcept { return total_.frames + interval_.frames; }
 
 private:
+    // Per hand-over to the measurement; larger with a worker thread, to pay
+    // for the queue's lock once per thousand packets.
     static constexpr std::size_t batch_capacity = 256;
+    static constexpr std::size_t threaded_batch_capacity = 2048;
     // A saturated interval end: the last interval, which never closes early.
     static constexpr std::int64_t last_boundary = INT64_MAX;
 
@@ -101,7 +112,9 @@ private:
         if (timestamp_ns < first_ns_) first_ns_ = timestamp_ns;
     }
     void close_interval(std::int64_t next_timestamp_ns);
-    void flush_batch() noexcept;
+    void flush_batch();
+    /// Every packet so far is in the measurement (call before reading it).
+    void sync();
     void emit(const reports::Report& report);
     reports::Report make_report(reports::ReportKind kind, const core::WindowSummary& summary,
                                 const Counters& counters, double start, double end) const;
@@ -111,6 +124,8 @@ private:
     core::FlowMeasurement measurement_;
     capture::DecodeLimits limits_;
     std::vector<core::PacketRecord> batch_;
+    std::size_t batch_limit_ = batch_capacity;
+    std::unique_ptr<MeasurementWorker> worker_;  // --threads 2; declared after measurement_
     std::int64_t interval_ns_;
     bool started_ = false;
     std::int64_t interval_start_ns_ = 0;

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/flow_truth.hpp"
@@ -31,7 +32,7 @@ constexpr std::int64_t idle_timeout = second;
 constexpr std::int64_t generations = 8;
 constexpr std::int64_t period = idle_timeout / generations;
 
-class FlowLifecycleEndToEnd : public ::testing::TestWithParam<const char*> {
+class FlowLifecycleEndToEnd : public ::testing::TestWithParam<std::tuple<const char*, int>> {
 protected:
     static void SetUpTestSuite() {
         path_ = tmp_path("lifetimes-" + std::to_string(::getpid()) + ".pcap");
@@ -55,7 +56,8 @@ protected:
 TEST_P(FlowLifecycleEndToEnd, EveryIntervalWithinItsStatedBounds) {
     const RunResult run = run_flowsketch(
         "-r " + path_ + " --interval 1 --format json --top 1 --idle-timeout 1 --generations 8"
-        " --max-flows 3000 --flow-fpr 0.01 --seen-filter " + std::string(GetParam()));
+        " --max-flows 3000 --flow-fpr 0.01 --seen-filter " + std::string(std::get<0>(GetParam())) +
+        " --threads " + std::to_string(std::get<1>(GetParam())));
     ASSERT_EQ(run.exit_code, 0) << run.err;
     std::vector<json> intervals;
     for (const auto& line : lines_of(run.out)) {
@@ -92,7 +94,7 @@ TEST_P(FlowLifecycleEndToEnd, EveryIntervalWithinItsStatedBounds) {
 
         const double active = flows.at("active").get<double>();
         const double active_se = flows.at("active_stderr").get<double>();
-        if (std::string(GetParam()) == "standard") {
+        if (std::string(std::get<0>(GetParam())) == "standard") {
             EXPECT_GE(active + 3 * active_se + 1, static_cast<double>(exact[i].active_at_end));
             EXPECT_LE(active - 3 * active_se - 1, static_cast<double>(late[i].active_at_end));
         } else {  // two-choice states a proven interval
@@ -121,11 +123,14 @@ TEST_P(FlowLifecycleEndToEnd, EveryIntervalWithinItsStatedBounds) {
     RecordProperty("new_flows_missed", std::to_string(undercounts));
 }
 
-INSTANTIATE_TEST_SUITE_P(SeenFilters, FlowLifecycleEndToEnd,
-                         ::testing::Values("standard", "two-choice"),
+INSTANTIATE_TEST_SUITE_P(SeenFiltersAndThreads, FlowLifecycleEndToEnd,
+                         ::testing::Combine(::testing::Values("standard", "two-choice"),
+                                            ::testing::Values(1, 2)),
                          [](const auto& param_info) {
-                             return std::string(param_info.param) == "standard" ? "standard"
-                                                                               : "two_choice";
+                             const std::string filter = std::get<0>(param_info.param);
+                             return (filter == "standard" ? std::string("standard")
+                                                          : std::string("two_choice")) +
+                                    "_threads" + std::to_string(std::get<1>(param_info.param));
                          });
 
 // More active flows than planned: the report says so (warning field and one

@@ -22,8 +22,10 @@ TruthKey key_of(const json& flow) {
                     flow.at("dport").get<int>()};
 }
 
-class GeneratedTrace : public ::testing::Test {
+// Every test runs with --threads 1 and --threads 2: the bounds hold for each.
+class GeneratedTrace : public ::testing::TestWithParam<int> {
 protected:
+    std::string threads() const { return "--threads " + std::to_string(GetParam()) + " "; }
     static void SetUpTestSuite() {
         // Per process: ctest runs each test in its own process, possibly in parallel.
         path_ = tmp_path("generated-e2e-" + std::to_string(::getpid()) + ".pcap");
@@ -54,8 +56,8 @@ protected:
 // count must be in [lower, estimate]. The chance that any one of the 2×50
 // reported intervals fails is ≤ δ each; at δ = 1e-4 the test is
 // deterministic for this seed and fails only if the bound is wrong.
-TEST_F(GeneratedTrace, EveryReportedCountIsWithinItsBound) {
-    const RunResult run = run_flowsketch("-r " + path_ +
+TEST_P(GeneratedTrace, EveryReportedCountIsWithinItsBound) {
+    const RunResult run = run_flowsketch(threads() + "-r " + path_ +
                                          " --interval 0 --format json --top 50 --epsilon 0.002 --delta 0.0001");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const json report = json::parse(lines_of(run.out).back());
@@ -77,8 +79,8 @@ TEST_F(GeneratedTrace, EveryReportedCountIsWithinItsBound) {
 // The true top 10 by packets are separated by far more than ε·N at the
 // defaults (ε·N = 400 packets), so the reported top 10 must be exactly them,
 // in order.
-TEST_F(GeneratedTrace, FindsTheTrueHeavyHittersInOrder) {
-    const RunResult run = run_flowsketch("-r " + path_ + " --interval 0 --format json --top 10");
+TEST_P(GeneratedTrace, FindsTheTrueHeavyHittersInOrder) {
+    const RunResult run = run_flowsketch(threads() + "-r " + path_ + " --interval 0 --format json --top 10");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const json report = json::parse(lines_of(run.out).back());
     const auto truth = ranked(true);
@@ -93,8 +95,8 @@ TEST_F(GeneratedTrace, FindsTheTrueHeavyHittersInOrder) {
 
 // Interval reports on generated traffic: the run is split into aligned
 // 1-second intervals whose packet counts add up to the truth.
-TEST_F(GeneratedTrace, IntervalsAddUpToTheTruth) {
-    const RunResult run = run_flowsketch("-r " + path_ + " --interval 1 --format json --top 5");
+TEST_P(GeneratedTrace, IntervalsAddUpToTheTruth) {
+    const RunResult run = run_flowsketch(threads() + "-r " + path_ + " --interval 1 --format json --top 5");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     const auto lines = lines_of(run.out);
     ASSERT_GE(lines.size(), 4u);
@@ -105,9 +107,9 @@ TEST_F(GeneratedTrace, IntervalsAddUpToTheTruth) {
 
 // Same answer under either index scheme and with conservative update: the
 // bound holds for each (conservative never estimates above plain).
-TEST_F(GeneratedTrace, StandardAndConservativeVariantsKeepTheBound) {
+TEST_P(GeneratedTrace, StandardAndConservativeVariantsKeepTheBound) {
     for (const std::string options : {"--cms standard", "--conservative", "--cms standard --conservative"}) {
-        const RunResult run = run_flowsketch("-r " + path_ + " --interval 0 --format json --top 20 --epsilon 0.002 " + options);
+        const RunResult run = run_flowsketch(threads() + "-r " + path_ + " --interval 0 --format json --top 20 --epsilon 0.002 " + options);
         ASSERT_EQ(run.exit_code, 0) << run.err;
         const json report = json::parse(lines_of(run.out).back());
         for (const auto& flow : report.at("top_packets")) {
@@ -117,6 +119,20 @@ TEST_F(GeneratedTrace, StandardAndConservativeVariantsKeepTheBound) {
             EXPECT_LE(flow.at("lower").get<std::uint64_t>(), it->second.packets) << options;
         }
     }
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, GeneratedTrace, ::testing::Values(1, 2),
+                         [](const auto& param_info) { return "threads" + std::to_string(param_info.param); });
+
+// The second thread only moves the sketch updates: the reports are the same bytes.
+TEST_P(GeneratedTrace, ReportsDoNotDependOnTheThreadCount) {
+    const std::string options = " --interval 0.5 --format json --top 20";
+    const RunResult one = run_flowsketch("--threads 1 -r " + path_ + options);
+    const RunResult two = run_flowsketch(threads() + "-r " + path_ + options);
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    EXPECT_GT(lines_of(one.out).size(), 5u);
+    EXPECT_EQ(one.out, two.out);
 }
 
 }  // namespace
