@@ -52,6 +52,18 @@ int run_gen(const gen::GenConfig& config) {
         const auto started = std::chrono::steady_clock::now();
         const gen::GenSummary summary = gen::generate(config);
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
+        if (config.syn_flood > 0) {
+            fmt::print(stderr,
+                       "flowsketch gen: wrote {} packets ({} background + {} SYN flood; {} bytes "
+                       "on the wire, {} flows active: {} of {} background + {} flood, {:.3f} s "
+                       "of traffic) to {} and truth to {} in {:.2f} s\n",
+                       summary.packets, summary.packets - summary.flood_packets,
+                       summary.flood_packets, summary.bytes, summary.active_flows,
+                       summary.active_flows - summary.flood_packets, config.flows,
+                       summary.flood_packets, static_cast<double>(summary.last_time_us) / 1e6,
+                       config.out_path, config.truth_path, took.count());
+            return exit_ok;
+        }
         fmt::print(stderr,
                    "flowsketch gen: wrote {} packets ({} bytes on the wire, {} of {} flows "
                    "active, {:.3f} s of traffic) to {} and truth to {} in {:.2f} s\n",
@@ -128,6 +140,14 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
     cmd->add_option("--seed", config->seed, "Random seed (same seed, same bytes)")
         ->check(unsigned_integer())
         ->capture_default_str();
+    cmd->add_option("--syn-flood", config->syn_flood,
+                    "Add this many single-packet TCP SYN flows (60-byte frames) from distinct "
+                    "spoofed IPv4 sources to 198.51.100.80:80, at uniformly random times over "
+                    "the span of the other traffic; on top of --packets (0: none)")
+        ->type_name("FLOWS")
+        ->check(unsigned_integer())
+        ->check(CLI::Range(std::uint64_t{0}, gen::max_syn_flood))
+        ->capture_default_str();
 
     // Lifetime mode: flows arrive, live, pause and end. Any of its options turns it on.
     const char* const life_group = "Flow lifetimes (--lifetimes or any option below)";
@@ -189,7 +209,8 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
             ->group(life_group));
     cmd->footer(
         "Truth (TSV): '# name value' lines, then proto src dst sport dport packets bytes, one "
-        "line per flow, by packets descending. With --lifetimes also first_ns last_ns "
+        "line per flow, by packets descending; --syn-flood flows are lines with 1 packet of 60 "
+        "bytes to 198.51.100.80:80. With --lifetimes also first_ns last_ns "
         "end_flag pause_ns gaps: first/last packet in Unix ns as in the pcap, fin|rst|-, the "
         "scheduled pause's silence in ns (0: none), and START_NS:END_NS,... for every silence "
         "longer than gap_min_ns (- if none). For an idle timeout T >= gap_min_ns a flow is "

@@ -41,6 +41,10 @@ enum class Stream : std::uint64_t {
     pauses = 9,
     endings = 10,
     spacing = 11,
+    // --syn-flood only.
+    flood_sources = 12,
+    flood_times = 13,
+    flood_headers = 14,
 };
 
 Rng stream_rng(std::uint64_t seed, Stream stream) noexcept {
@@ -329,6 +333,17 @@ PacketEvent PacketScheduler::next() noexcept {
     return event;
 }
 
+std::uint64_t stationary_last_time_us(const GenConfig& config) noexcept {
+    // The same stream and the same arithmetic as PacketScheduler::next().
+    Rng time_rng = stream_rng(config.seed, Stream::arrivals);
+    const double mean_gap_us = 1e6 / config.rate;
+    double time_us = 0;
+    for (std::uint64_t i = 1; i < config.packets; ++i) {
+        time_us -= std::log1p(-time_rng.uniform()) * mean_gap_us;
+    }
+    return static_cast<std::uint64_t>(time_us);
+}
+
 // ---------------------------------------------------------------------------- lifetimes
 
 LifetimeConfig resolved_lifetimes(const GenConfig& config) {
@@ -500,6 +515,97 @@ std::span<const LifetimeScheduler::Gap> LifetimeScheduler::gaps_of(
     return {first, last};
 }
 
+// ---------------------------------------------------------------------------- SYN flood
+
+SynFlood::SynFlood(const GenConfig& config, std::uint64_t span_us)
+    : time_rng_(stream_rng(config.seed, Stream::flood_times)),
+      header_rng_(stream_rng(config.seed, Stream::flood_headers)),
+      count_(config.syn_flood),
+      span_us_(static_cast<double>(span_us)) {
+    Rng keys = stream_rng(config.seed, Stream::flood_sources);
+    for (std::uint64_t& k : round_keys_) k = keys.next();
+    if (count_ == 0) return;
+    // First pass: the sum of all n + 1 exponentials, so the second pass can
+    // place each partial sum in [0, span] as it goes.
+    Rng pass = time_rng_;
+    for (std::uint64_t i = 0; i <= count_; ++i) total_ += exponential(pass, 1.0);
+    draw_time();
+}
+
+void SynFlood::draw_time() noexcept {
+    // Partial sums only grow and never exceed the total (the first pass added the
+    // same numbers in the same order), so times are non-decreasing and <= span.
+    cumulative_ += exponential(time_rng_, 1.0);
+    const double t = total_ > 0 ? cumulative_ / total_ * span_us_ : 0;
+    next_time_us_ = std::min(static_cast<std::uint64_t>(t), static_cast<std::uint64_t>(span_us_));
+}
+
+std::uint64_t SynFlood::permute(std::uint64_t x) const noexcept {
+    // Balanced Feistel network on two 24-bit halves: a bijection of [0, 2^48)
+    // whatever the round function.
+    constexpr std::uint64_t half = (std::uint64_t{1} << 24) - 1;
+    std::uint64_t left = x >> 24;
+    std::uint64_t right = x & half;
+    for (const std::uint64_t k : round_keys_) {
+        const std::uint64_t mixed = left ^ (splitmix_mix(right ^ k) & half);
+        left = right;
+        right = mixed;
+    }
+    return left << 24 | right;
+}
+
+bool SynFlood::usable_source(std::uint64_t source) noexcept {
+    const auto address = static_cast<std::uint32_t>(source >> 16);
+    const auto port = static_cast<std::uint16_t>(source);
+    const std::uint32_t first = address >> 24;
+    return port >= 1024 && first != 0 && first != 127 && first < 224 &&
+           (address >> 8) != (victim >> 8);
+}
+
+core::FlowKey SynFlood::key(std::uint64_t source) noexcept {
+    return core::FlowKey::ipv4(static_cast<std::uint32_t>(source >> 16), victim,
+                               static_cast<std::uint16_t>(source), victim_port, proto_tcp);
+}
+
+SynFlood::Packet SynFlood::next(std::span<std::uint8_t, frame_size> frame) noexcept {
+    Packet packet;
+    packet.time_us = next_time_us_;
+    // About 15% of P(k) are skipped; k < 2^48 always holds for any allowed count.
+    do {
+        packet.source = permute(walk_++);
+    } while (!usable_source(packet.source));
+    ++emitted_;
+    if (!done()) draw_time();
+
+    const std::uint64_t bits = header_rng_.next();
+    const auto source_address = static_cast<std::uint32_t>(packet.source >> 16);
+    std::uint8_t* p = frame.data();
+    std::memset(p, 0, frame.size());  // the last 6 bytes are Ethernet padding
+    std::memcpy(p, ethernet_macs.data(), ethernet_macs.size());
+    put16(p + 12, 0x0800);
+    std::uint8_t* ip = p + 14;
+    ip[0] = 0x45;
+    put16(ip + 2, 40);  // IPv4 + TCP headers, no payload
+    put16(ip + 4, static_cast<std::uint32_t>(bits >> 32) & 0xffff);  // IPv4 ID
+    put16(ip + 6, 0x4000);                                           // DF
+    ip[8] = 64;
+    ip[9] = proto_tcp;
+    put32(ip + 12, source_address);
+    put32(ip + 16, victim);
+    put16(ip + 10, fold_checksum(sum16(ip, 20)));
+    std::uint8_t* tcp = ip + 20;
+    put16(tcp, static_cast<std::uint16_t>(packet.source));
+    put16(tcp + 2, victim_port);
+    put32(tcp + 4, static_cast<std::uint32_t>(bits));  // initial sequence number
+    // Acknowledgment number 0: ACK is not set.
+    tcp[12] = 0x50;  // data offset 5 words, no options
+    tcp[13] = tcp_flags_syn;
+    put16(tcp + 14, 64240);  // window
+    const std::uint32_t pseudo_sum = sum16(ip + 12, 8) + proto_tcp + 20;
+    put16(tcp + 16, fold_checksum(pseudo_sum + sum16(tcp, 20)));
+    return packet;
+}
+
 // ---------------------------------------------------------------------------- frames
 
 std::uint32_t FrameBuilder::min_size(const Flow& flow) noexcept {
@@ -662,6 +768,9 @@ std::uint8_t* PcapWriter::begin_record(std::uint32_t ts_sec, std::uint32_t ts_us
 // ---------------------------------------------------------------------------- generate
 
 std::string canonical_command(const GenConfig& c) {
+    // Only a flood adds words, so the command of a run without one is unchanged.
+    const std::string flood =
+        c.syn_flood > 0 ? fmt::format(" --syn-flood {}", c.syn_flood) : std::string{};
     if (c.life.enabled) {
         // --rate only sets the default --flow-rate, which is written resolved instead.
         const LifetimeConfig life = resolved_lifetimes(c);
@@ -669,17 +778,17 @@ std::string canonical_command(const GenConfig& c) {
             "flowsketch gen --lifetimes --packets {} --flows {} --zipf {} --sizes {} "
             "--flow-rate {} --duration-mean {} --idle-gap-fraction {} --idle-gap {} "
             "--fin-fraction {} --rst-fraction {} --gap-min {} --ipv6 {} --vlan {} --tcp {} "
-            "--snaplen {} --start {} --seed {}",
+            "--snaplen {} --start {} --seed {}{}",
             c.packets, c.flows, c.zipf, format_size_mix(c.sizes), life.flow_rate,
             life.duration_mean, life.idle_gap_fraction, life.idle_gap, life.fin_fraction,
             life.rst_fraction, life.gap_min, c.ipv6_fraction, c.vlan_fraction, c.tcp_fraction,
-            c.snaplen, c.start, c.seed);
+            c.snaplen, c.start, c.seed, flood);
     }
     return fmt::format(
         "flowsketch gen --packets {} --flows {} --zipf {} --sizes {} --rate {} --ipv6 {} "
-        "--vlan {} --tcp {} --snaplen {} --start {} --seed {}",
+        "--vlan {} --tcp {} --snaplen {} --start {} --seed {}{}",
         c.packets, c.flows, c.zipf, format_size_mix(c.sizes), c.rate, c.ipv6_fraction,
-        c.vlan_fraction, c.tcp_fraction, c.snaplen, c.start, c.seed);
+        c.vlan_fraction, c.tcp_fraction, c.snaplen, c.start, c.seed, flood);
 }
 
 bool truth_order(const Flow& a, const Flow& b) noexcept {
@@ -697,15 +806,66 @@ bool truth_order(const Flow& a, const Flow& b) noexcept {
 
 namespace {
 
-void write_truth(BufferedFile& file, const GenConfig& config, const std::vector<Flow>& flows,
-                 const GenSummary& summary) {
-    std::vector<const Flow*> active;
-    active.reserve(static_cast<std::size_t>(summary.active_flows));
-    for (const Flow& flow : flows) {
-        if (flow.packets > 0) active.push_back(&flow);
+using FloodLog = std::vector<SynFlood::Packet>;
+
+/// Background flows with a packet, as indices in truth order.
+std::vector<std::uint32_t> truth_sorted_flows(const std::vector<Flow>& flows,
+                                              std::uint64_t active) {
+    std::vector<std::uint32_t> order;
+    order.reserve(static_cast<std::size_t>(active));
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+        if (flows[i].packets > 0) order.push_back(static_cast<std::uint32_t>(i));
     }
-    std::sort(active.begin(), active.end(),
-              [](const Flow* a, const Flow* b) { return truth_order(*a, *b); });
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return truth_order(flows[a], flows[b]); });
+    return order;
+}
+
+/// Calls on_flow(index) for the background flows `order` (in truth order) and
+/// on_flood(packet) for the flood flows, merged in truth order. `flood` must be
+/// sorted by source: that is their truth order, as they share packets (1),
+/// proto, family, dst and dport, and source = src << 16 | sport.
+template <typename OnFlow, typename OnFlood>
+void for_each_in_truth_order(const std::vector<Flow>& flows,
+                             const std::vector<std::uint32_t>& order, const FloodLog& flood,
+                             OnFlow on_flow, OnFlood on_flood) {
+    std::size_t next = 0;
+    Flow probe;
+    probe.packets = 1;
+    for (const std::uint32_t i : order) {
+        // Flows with more packets come before every flood flow.
+        while (flows[i].packets == 1 && next < flood.size()) {
+            probe.key = SynFlood::key(flood[next].source);
+            if (!truth_order(probe, flows[i])) break;
+            on_flood(flood[next++]);
+        }
+        on_flow(i);
+    }
+    while (next < flood.size()) on_flood(flood[next++]);
+}
+
+/// "# name value" lines that only a run with --syn-flood has.
+std::string flood_comment_lines(const GenConfig& config) {
+    if (config.syn_flood == 0) return {};
+    return fmt::format(
+        "# syn_flood_flows {}\n"
+        "# syn_flood_victim {}:{}\n"
+        "# background_packets {}\n",
+        config.syn_flood, core::format_address(SynFlood::key(0), false), SynFlood::victim_port,
+        config.packets);
+}
+
+void spill(BufferedFile& file, fmt::memory_buffer& out) {
+    if (out.size() >= BufferedFile::buffer_size / 2) {
+        file.append(std::string_view(out.data(), out.size()));
+        out.clear();
+    }
+}
+
+void write_truth(BufferedFile& file, const GenConfig& config, const std::vector<Flow>& flows,
+                 const FloodLog& flood, const GenSummary& summary) {
+    const std::vector<std::uint32_t> order =
+        truth_sorted_flows(flows, summary.active_flows - summary.flood_packets);
 
     fmt::memory_buffer out;
     fmt::format_to(std::back_inserter(out),
@@ -717,19 +877,20 @@ void write_truth(BufferedFile& file, const GenConfig& config, const std::vector<
                    "# ip_bytes {}\n"
                    "# flows {}\n"
                    "# configured_flows {}\n"
+                   "{}"
                    "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes\n",
                    canonical_command(config), config.seed, summary.packets, summary.packets,
-                   summary.bytes, summary.active_flows, config.flows);
-    for (const Flow* flow : active) {
-        fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}\n", flow->key.protocol,
-                       core::format_address(flow->key, true),
-                       core::format_address(flow->key, false), flow->key.src_port,
-                       flow->key.dst_port, flow->packets, flow->bytes);
-        if (out.size() >= BufferedFile::buffer_size / 2) {
-            file.append(std::string_view(out.data(), out.size()));
-            out.clear();
-        }
-    }
+                   summary.bytes, summary.active_flows, config.flows, flood_comment_lines(config));
+    const auto line = [&](const core::FlowKey& key, std::uint64_t packets, std::uint64_t bytes) {
+        fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}\n", key.protocol,
+                       core::format_address(key, true), core::format_address(key, false),
+                       key.src_port, key.dst_port, packets, bytes);
+        spill(file, out);
+    };
+    for_each_in_truth_order(
+        flows, order, flood,
+        [&](std::uint32_t i) { line(flows[i].key, flows[i].packets, flows[i].bytes); },
+        [&](const SynFlood::Packet& p) { line(SynFlood::key(p.source), 1, SynFlood::frame_size); });
     file.append(std::string_view(out.data(), out.size()));
 }
 
@@ -739,22 +900,18 @@ constexpr std::uint64_t us_per_s = 1'000'000;
 /// pause_ns, gaps (semantics in the header lines and docs/gen.md).
 void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
                           const std::vector<Flow>& flows, const LifetimeScheduler& scheduler,
-                          const GenSummary& summary) {
+                          const FloodLog& flood, const GenSummary& summary) {
     const auto& lives = scheduler.lives();
-    std::vector<std::uint32_t> order;
-    order.reserve(static_cast<std::size_t>(summary.active_flows));
+    const std::vector<std::uint32_t> order =
+        truth_sorted_flows(flows, summary.active_flows - summary.flood_packets);
     std::uint64_t paused = 0;
     std::uint64_t fin = 0;
     std::uint64_t rst = 0;
-    for (std::size_t i = 0; i < flows.size(); ++i) {
-        if (flows[i].packets == 0) continue;
-        order.push_back(static_cast<std::uint32_t>(i));
+    for (const std::uint32_t i : order) {
         paused += lives[i].pause_after != 0 ? 1U : 0U;
         fin += lives[i].end == FlowEnd::fin ? 1U : 0U;
         rst += lives[i].end == FlowEnd::rst ? 1U : 0U;
     }
-    std::sort(order.begin(), order.end(),
-              [&](std::uint32_t a, std::uint32_t b) { return truth_order(flows[a], flows[b]); });
 
     const std::uint64_t base_us = config.start * us_per_s;
     const auto ns = [base_us](std::uint64_t us) { return (base_us + us) * 1000; };
@@ -770,6 +927,7 @@ void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
         "# ip_bytes {}\n"
         "# flows {}\n"
         "# configured_flows {}\n"
+        "{}"
         "# lifetimes 1\n"
         "# flow_rate {}\n"
         "# duration_mean {}\n"
@@ -796,18 +954,19 @@ void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
         "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes\tfirst_ns\tlast_ns\tend_flag\tpause_ns"
         "\tgaps\n",
         canonical_command(config), config.seed, summary.packets, summary.packets, summary.bytes,
-        summary.active_flows, config.flows, life.flow_rate, life.duration_mean, life.idle_gap,
-        life.idle_gap_fraction, paused, fin, rst, std::llround(life.gap_min * 1e9),
-        summary.packets > 0 ? ns(0) : 0, summary.packets > 0 ? ns(summary.last_time_us) : 0);
-    for (const std::uint32_t i : order) {
+        summary.active_flows, config.flows, flood_comment_lines(config), life.flow_rate,
+        life.duration_mean, life.idle_gap, life.idle_gap_fraction, paused, fin, rst,
+        std::llround(life.gap_min * 1e9), summary.packets > 0 ? ns(0) : 0,
+        summary.packets > 0 ? ns(summary.last_time_us) : 0);
+    const auto on_flow = [&](std::uint32_t i) {
         const Flow& flow = flows[i];
         const LifetimeScheduler::Life& l = lives[i];
         constexpr std::array<std::string_view, 3> end_names = {"-", "fin", "rst"};
         const std::uint64_t pause_ns = l.pause_silence_us * 1000;
         fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t",
                        flow.key.protocol, core::format_address(flow.key, true),
-                       core::format_address(flow.key, false), flow.key.src_port,
-                       flow.key.dst_port, flow.packets, flow.bytes, ns(l.first_us()), ns(l.last_us),
+                       core::format_address(flow.key, false), flow.key.src_port, flow.key.dst_port,
+                       flow.packets, flow.bytes, ns(l.first_us()), ns(l.last_us),
                        end_names[static_cast<std::size_t>(l.end)], pause_ns);
         const auto flow_gaps = scheduler.gaps_of(i);
         if (flow_gaps.empty()) out.push_back('-');
@@ -817,12 +976,31 @@ void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
                            ns(flow_gaps[g].end_us));
         }
         out.push_back('\n');
-        if (out.size() >= BufferedFile::buffer_size / 2) {
-            file.append(std::string_view(out.data(), out.size()));
-            out.clear();
-        }
-    }
+        spill(file, out);
+    };
+    // A flood flow is one SYN: first = last, no FIN/RST, no pause, no silences.
+    const auto on_flood = [&](const SynFlood::Packet& p) {
+        const core::FlowKey key = SynFlood::key(p.source);
+        fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t1\t{}\t{}\t{}\t-\t0\t-\n",
+                       key.protocol, core::format_address(key, true),
+                       core::format_address(key, false), key.src_port, key.dst_port,
+                       SynFlood::frame_size, ns(p.time_us), ns(p.time_us));
+        spill(file, out);
+    };
+    for_each_in_truth_order(flows, order, flood, on_flow, on_flood);
     file.append(std::string_view(out.data(), out.size()));
+}
+
+/// Seconds field of a packet's pcap timestamp; throws past what classic pcap holds.
+std::uint32_t pcap_seconds(const GenConfig& config, std::uint64_t time_us, std::uint64_t index) {
+    const std::uint64_t seconds = config.start + time_us / us_per_s;
+    if (seconds > std::numeric_limits<std::uint32_t>::max()) {
+        throw std::runtime_error(
+            fmt::format("packet {} falls after 2106-02-07, past what classic pcap timestamps hold; "
+                        "lower --start or --packets, or raise --rate",
+                        index + 1));
+    }
+    return static_cast<std::uint32_t>(seconds);
 }
 
 /// Builds one frame of `flow` and appends it to the pcap; returns its wire length.
@@ -832,17 +1010,10 @@ std::uint32_t emit_packet(PcapWriter& pcap, const GenConfig& config, Flow& flow,
     const std::uint32_t wire = std::max(event.wire_size, FrameBuilder::min_size(flow));
     const std::size_t header_length = FrameBuilder::build(flow, wire, headers, tcp_flags);
 
-    const std::uint64_t seconds = config.start + event.time_us / us_per_s;
-    if (seconds > std::numeric_limits<std::uint32_t>::max()) {
-        throw std::runtime_error(fmt::format(
-            "packet {} falls after 2106-02-07, past what classic pcap timestamps hold; "
-            "lower --start or --packets, or raise --rate",
-            index + 1));
-    }
+    const std::uint32_t seconds = pcap_seconds(config, event.time_us, index);
     const std::uint32_t captured = std::min(wire, config.snaplen);
-    std::uint8_t* data =
-        pcap.begin_record(static_cast<std::uint32_t>(seconds),
-                          static_cast<std::uint32_t>(event.time_us % us_per_s), captured, wire);
+    std::uint8_t* data = pcap.begin_record(
+        seconds, static_cast<std::uint32_t>(event.time_us % us_per_s), captured, wire);
     const std::size_t copied = std::min<std::size_t>(captured, header_length);
     std::memcpy(data, headers.data(), copied);
     std::memset(data + copied, 0, captured - copied);
@@ -857,6 +1028,54 @@ void count_packet(GenSummary& summary, Flow& flow, const PacketEvent& event, std
     summary.last_time_us = event.time_us;
 }
 
+/// Writes the SynFlood's packets into the pcap between the background's, and
+/// keeps each one's source and time for the truth (16 bytes per flood flow).
+class FloodEmitter {
+  public:
+    FloodEmitter(const GenConfig& config, std::uint64_t span_us)
+        : config_(config), flood_(config, span_us) {
+        log_.reserve(static_cast<std::size_t>(config.syn_flood));
+    }
+    /// Writes the flood packets timestamped before `time_us`: at equal
+    /// timestamps the background packet comes first.
+    void emit_before(PcapWriter& pcap, GenSummary& summary, std::uint64_t time_us) {
+        while (!flood_.done() && flood_.next_time_us() < time_us) emit(pcap, summary);
+    }
+    void emit_rest(PcapWriter& pcap, GenSummary& summary) {
+        while (!flood_.done()) emit(pcap, summary);
+    }
+    /// The flood flows sorted by source (their truth order); call once, at the end.
+    const FloodLog& sorted_log() {
+        std::sort(log_.begin(), log_.end(),
+                  [](const SynFlood::Packet& a, const SynFlood::Packet& b) {
+                      return a.source < b.source;
+                  });
+        return log_;
+    }
+
+  private:
+    void emit(PcapWriter& pcap, GenSummary& summary) {
+        std::array<std::uint8_t, SynFlood::frame_size> frame{};
+        const SynFlood::Packet packet = flood_.next(frame);
+        const std::uint32_t seconds = pcap_seconds(config_, packet.time_us, summary.packets);
+        const std::uint32_t captured = std::min(SynFlood::frame_size, config_.snaplen);
+        std::uint8_t* data =
+            pcap.begin_record(seconds, static_cast<std::uint32_t>(packet.time_us % us_per_s),
+                              captured, SynFlood::frame_size);
+        std::memcpy(data, frame.data(), captured);
+        ++summary.packets;
+        ++summary.flood_packets;
+        ++summary.active_flows;
+        summary.bytes += SynFlood::frame_size;
+        summary.last_time_us = packet.time_us;
+        log_.push_back(packet);
+    }
+
+    const GenConfig& config_;
+    SynFlood flood_;
+    FloodLog log_;
+};
+
 GenSummary generate_lifetimes(const GenConfig& config) {
     if (config.packets < config.flows) {
         throw std::runtime_error(fmt::format(
@@ -869,23 +1088,33 @@ GenSummary generate_lifetimes(const GenConfig& config) {
             fmt::format("--lifetimes allows at most {} packets", max_lifetime_packets));
     }
     std::vector<Flow> flows = make_flows(config);
-    LifetimeScheduler scheduler(config, flows);
     PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet);
     BufferedFile truth(config.truth_path);
+    // The flood spans the background, whose end is known only by scheduling it:
+    // a dry run of the same scheduler (same seed, same draws) finds it.
+    std::uint64_t span_us = 0;
+    if (config.syn_flood > 0) {
+        LifetimeScheduler dry_run(config, flows);
+        while (!dry_run.done()) span_us = dry_run.next().time_us;
+    }
+    LifetimeScheduler scheduler(config, flows);
+    FloodEmitter flood(config, span_us);
 
     GenSummary summary;
-    for (std::uint64_t i = 0; !scheduler.done(); ++i) {
+    while (!scheduler.done()) {
         const PacketEvent event = scheduler.next();
+        flood.emit_before(pcap, summary, event.time_us);
         Flow& flow = flows[event.flow];
         const std::uint64_t number = flow.packets + 1;
-        const std::uint32_t wire =
-            emit_packet(pcap, config, flow, event, i, scheduler.tcp_flags(event, number));
+        const std::uint32_t wire = emit_packet(pcap, config, flow, event, summary.packets,
+                                               scheduler.tcp_flags(event, number));
         scheduler.record(event, number);
         count_packet(summary, flow, event, wire);
     }
+    flood.emit_rest(pcap, summary);
     pcap.close();
     scheduler.finish();
-    write_lifetime_truth(truth, config, flows, scheduler, summary);
+    write_lifetime_truth(truth, config, flows, scheduler, flood.sorted_log(), summary);
     truth.close();
     return summary;
 }
@@ -899,16 +1128,20 @@ GenSummary generate(const GenConfig& config) {
     // Both files are created first, so a bad path fails before the long loop.
     PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet);
     BufferedFile truth(config.truth_path);
+    FloodEmitter flood(config, config.syn_flood > 0 ? stationary_last_time_us(config) : 0);
 
     GenSummary summary;
     for (std::uint64_t i = 0; i < config.packets; ++i) {
         const PacketEvent event = scheduler.next();
+        flood.emit_before(pcap, summary, event.time_us);
         Flow& flow = flows[event.flow];
-        const std::uint32_t wire = emit_packet(pcap, config, flow, event, i, tcp_flags_psh_ack);
+        const std::uint32_t wire =
+            emit_packet(pcap, config, flow, event, summary.packets, tcp_flags_psh_ack);
         count_packet(summary, flow, event, wire);
     }
+    flood.emit_rest(pcap, summary);
     pcap.close();
-    write_truth(truth, config, flows, summary);
+    write_truth(truth, config, flows, flood.sorted_log(), summary);
     truth.close();
     return summary;
 }

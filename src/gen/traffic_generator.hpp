@@ -9,6 +9,9 @@
 //   FrameBuilder      turns (Flow, wire length, TCP flags) into header bytes.
 // generate() runs the per-packet loop over those and writes the pcap and truth.
 // The lifetime mode is opt-in: without it every byte is what it always was.
+// SynFlood (`--syn-flood`) adds single-packet SYN flows on top of either mode,
+// merged in time order; it has its own random streams, so the background
+// packets are the same bytes with or without it.
 //
 // Everything random comes from our own xoshiro256** and our own sampling code,
 // never from std:: distributions (whose output is implementation-defined), so
@@ -96,6 +99,9 @@ struct GenConfig {
     std::uint64_t start = 1'700'000'000;  // UNIX seconds of the first packet
     std::uint64_t seed = 1;
     LifetimeConfig life;
+    /// `--syn-flood`: this many extra single-packet SYN flows (SynFlood), on top
+    /// of (not counted in) `packets`; 0: none, and no byte changes.
+    std::uint64_t syn_flood = 0;
 };
 
 /// `config.life` with the defaults that depend on other options filled in
@@ -109,6 +115,8 @@ inline constexpr std::uint64_t max_packets = std::uint64_t{1} << 40;
 /// --lifetimes counts a flow's packets in 32 bits to keep its per-flow record small.
 inline constexpr std::uint64_t max_lifetime_packets = 0xffff'ffff;
 inline constexpr std::uint32_t max_snaplen = 262'144;
+/// --syn-flood keeps 16 bytes per flood flow (its source and time, for the truth).
+inline constexpr std::uint64_t max_syn_flood = 50'000'000;
 
 /// One flow: its key and encapsulation, per-flow header state, and its truth
 /// counters. Lifetime state lives beside it (LifetimeScheduler), so the
@@ -151,6 +159,10 @@ class PacketScheduler {
     double mean_gap_us_;
     double time_us_ = 0;  // exact time; rounded down to microseconds on output
 };
+
+/// Timestamp of the last of `config.packets` stationary packets (what the last
+/// PacketScheduler::next() returns), from the arrival stream alone.
+std::uint64_t stationary_last_time_us(const GenConfig& config) noexcept;
 
 /// TCP flag bytes the generator writes.
 inline constexpr std::uint8_t tcp_flags_psh_ack = 0x18;
@@ -239,6 +251,64 @@ class LifetimeScheduler {
     Rng spacing_rng_;
 };
 
+/// `--syn-flood`: `config.syn_flood` single-packet TCP SYN flows (flags 0x02,
+/// 60-byte Ethernet/IPv4/TCP frames, no payload: IPv4 total length 40 and six
+/// bytes of Ethernet padding) from spoofed IPv4 sources to one victim,
+/// 198.51.100.80:80 (TEST-NET-2, RFC 5737, outside every background prefix, so
+/// no flood flow can equal a background flow).
+///
+/// Sources: a keyed 48-bit Feistel permutation P (keys from the seed) is walked
+/// at 0, 1, 2, ...; P(k) = address << 16 | port is used when it is a plausible
+/// spoofed unicast source (address not in 0/8, 127/8, 224/3 or the victim's
+/// 198.51.100.0/24; port >= 1024) and skipped otherwise. P is a bijection, so
+/// the flows are distinct by construction, with no set of seen keys.
+///
+/// Times: the flood's packets sit at uniformly random positions in [0, span]
+/// (span: the background's last timestamp, so the flood covers the background's
+/// span), i.e. a Poisson process conditioned on its count: the i-th time is
+/// span * (E_1 + ... + E_i) / (E_1 + ... + E_{n+1}) for n + 1 exponentials,
+/// floored to microseconds (their sum comes from a first pass over the stream).
+class SynFlood {
+  public:
+    static constexpr std::uint32_t victim = 0xc6336450;  // 198.51.100.80
+    static constexpr std::uint16_t victim_port = 80;
+    static constexpr std::uint32_t frame_size = 60;
+    static constexpr std::uint8_t tcp_flags_syn = 0x02;
+
+    /// One flood packet (= flow): its source and timestamp.
+    struct Packet {
+        std::uint64_t source = 0;   // IPv4 address << 16 | source port
+        std::uint64_t time_us = 0;  // microseconds since config.start
+    };
+
+    SynFlood(const GenConfig& config, std::uint64_t span_us);
+    bool done() const noexcept { return emitted_ == count_; }
+    /// Timestamp of the next packet (requires !done()); non-decreasing.
+    std::uint64_t next_time_us() const noexcept { return next_time_us_; }
+    /// The next packet; writes its frame_size-byte frame to `frame`. Requires !done().
+    Packet next(std::span<std::uint8_t, frame_size> frame) noexcept;
+
+    /// The flow key of a source.
+    static core::FlowKey key(std::uint64_t source) noexcept;
+    /// Whether P(k) = `source` is used (see above).
+    static bool usable_source(std::uint64_t source) noexcept;
+
+  private:
+    std::uint64_t permute(std::uint64_t x) const noexcept;
+    void draw_time() noexcept;
+
+    std::array<std::uint64_t, 6> round_keys_{};
+    Rng time_rng_;
+    Rng header_rng_;
+    std::uint64_t count_;
+    std::uint64_t emitted_ = 0;
+    std::uint64_t walk_ = 0;  // next k to try
+    double span_us_;
+    double total_ = 0;       // E_1 + ... + E_{n+1}
+    double cumulative_ = 0;  // E_1 + ... + E_{emitted + 1}
+    std::uint64_t next_time_us_ = 0;
+};
+
 /// Writes link, IP and transport headers of one frame and advances the flow's
 /// header state (IPv4 ID, TCP sequence). The payload is zeros, which lets the
 /// TCP/UDP checksums be computed from the headers alone.
@@ -293,10 +363,11 @@ class PcapWriter {
 };
 
 struct GenSummary {
-    std::uint64_t packets = 0;
-    std::uint64_t bytes = 0;         // sum of wire lengths
-    std::uint64_t active_flows = 0;  // flows with at least one packet
-    std::uint64_t last_time_us = 0;  // relative to config.start
+    std::uint64_t packets = 0;        // all packets written, --syn-flood's included
+    std::uint64_t bytes = 0;          // sum of wire lengths
+    std::uint64_t active_flows = 0;   // flows with at least one packet, flood flows included
+    std::uint64_t flood_packets = 0;  // of `packets`, the --syn-flood ones (one per flood flow)
+    std::uint64_t last_time_us = 0;   // relative to config.start
 };
 
 /// The command line that reproduces `config`'s content (output paths left out,
