@@ -1,6 +1,7 @@
 #include "core/count_min.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -115,6 +116,7 @@ CountMinSketch::CountMinSketch(const CountMinParams& params) : params_(params) {
         throw std::invalid_argument("Count-Min sketch too large: " + std::to_string(cells) +
                                     " counters");
     }
+    width_reciprocal_ = std::numeric_limits<std::uint64_t>::max() / params.width;
     counters_.assign(static_cast<std::size_t>(cells), 0);
     totals_.assign(params.lanes, 0);
     if (params.variant == CountMinVariant::standard) {
@@ -131,10 +133,10 @@ std::uint32_t CountMinSketch::column(const Hash128& hash, std::uint32_t row) con
     if (params_.variant == CountMinVariant::standard) {
         const std::uint64_t x = hash.h1 % mersenne61;
         const auto product = static_cast<UInt128>(row_a_[row]) * x + row_b_[row];
-        return static_cast<std::uint32_t>(mod_mersenne61(product) % w);
+        return static_cast<std::uint32_t>(mod_width(mod_mersenne61(product)));
     }
-    const std::uint64_t a = hash.h1 % w;
-    const std::uint64_t b = hash.h2 % w;
+    const std::uint64_t a = mod_width(hash.h1);
+    const std::uint64_t b = mod_width(hash.h2);
     return static_cast<std::uint32_t>((a + row * b) % w);
 }
 
@@ -148,8 +150,8 @@ void CountMinSketch::columns(const Hash128& hash, std::uint32_t* out) const noex
     // In 64 bits: the constructor accepts any 32-bit prime width, and for
     // w ≥ 2^31 the sum g + step would wrap in 32 bits.
     const std::uint64_t w = params_.width;
-    const std::uint64_t step = hash.h2 % w;
-    std::uint64_t g = hash.h1 % w;
+    const std::uint64_t step = mod_width(hash.h2);
+    std::uint64_t g = mod_width(hash.h1);
     for (std::uint32_t row = 0; row < depth; ++row) {
         out[row] = static_cast<std::uint32_t>(g);
         g += step;  // both < w < 2^32: no overflow in 64 bits
@@ -201,6 +203,34 @@ void CountMinSketch::update_and_estimate(const Hash128& hash,
     update_and_estimate_at(cols, weights, estimates);
 }
 
+namespace {
+
+// The plain update of a fixed number of lanes: weights and running minima stay
+// in registers (with a run-time lane count they round-trip through memory on
+// every row, which made this loop the hottest of the per-packet path).
+template <std::uint32_t Lanes>
+void add_and_minimum(std::uint64_t* counters, std::size_t row_stride, std::uint32_t depth,
+                     const std::uint32_t* cols, const std::uint64_t* weights,
+                     std::uint64_t* estimates) noexcept {
+    std::array<std::uint64_t, Lanes> w;
+    std::array<std::uint64_t, Lanes> minimum;
+    for (std::uint32_t lane = 0; lane < Lanes; ++lane) {
+        w[lane] = weights[lane];
+        minimum[lane] = std::numeric_limits<std::uint64_t>::max();
+    }
+    for (std::uint32_t row = 0; row < depth; ++row) {
+        std::uint64_t* cell = counters + row * row_stride + std::size_t{cols[row]} * Lanes;
+        for (std::uint32_t lane = 0; lane < Lanes; ++lane) {
+            const std::uint64_t value = cell[lane] + w[lane];
+            cell[lane] = value;
+            minimum[lane] = std::min(minimum[lane], value);
+        }
+    }
+    for (std::uint32_t lane = 0; lane < Lanes; ++lane) estimates[lane] = minimum[lane];
+}
+
+}  // namespace
+
 void CountMinSketch::update_and_estimate_at(const std::uint32_t* cols,
                                             std::span<const std::uint64_t> weights,
                                             std::span<std::uint64_t> estimates) noexcept {
@@ -208,6 +238,12 @@ void CountMinSketch::update_and_estimate_at(const std::uint32_t* cols,
     if (params_.conservative_update) {
         update_at(cols, weights);
         for (std::uint32_t lane = 0; lane < lanes; ++lane) estimates[lane] = estimate_at(cols, lane);
+        return;
+    }
+    if (lanes == 4) {  // FlowMeasurement's sketch
+        for (std::uint32_t lane = 0; lane < 4; ++lane) totals_[lane] += weights[lane];
+        add_and_minimum<4>(counters_.data(), std::size_t{params_.width} * 4, params_.depth, cols,
+                           weights.data(), estimates.data());
         return;
     }
     const std::size_t row_stride = std::size_t{params_.width} * lanes;

@@ -21,6 +21,7 @@
 
 #include "core/cache_aligned.hpp"
 #include "core/hash.hpp"
+#include "core/random.hpp"  // UInt128
 
 namespace flowsketch::core {
 
@@ -56,6 +57,18 @@ struct CountMinParams {
 /// gives 2/(εw²); the rest collide in at most one row each, expected ≤ N/w per
 /// row, Markov at εN/2 per row and all d rows gives (2/(εw))^d.
 double kirsch_mitzenmacher_delta(double epsilon, std::uint32_t width, std::uint32_t depth) noexcept;
+
+/// x mod w for w ≥ 1 without a division, given reciprocal = ⌊(2^64 − 1)/w⌋.
+/// Exact: x·reciprocal/2^64 is the quotient or up to 2 less, so at most two
+/// subtractions finish it. (Two 64-bit divisions per key were a tenth of the
+/// per-packet cost.)
+inline std::uint64_t mod_by_reciprocal(std::uint64_t x, std::uint64_t w,
+                                       std::uint64_t reciprocal) noexcept {
+    const auto q = static_cast<std::uint64_t>((static_cast<UInt128>(x) * reciprocal) >> 64);
+    std::uint64_t r = x - q * w;
+    while (r >= w) r -= w;
+    return r;
+}
 
 /// Smallest prime ≥ n (n ≥ 2).
 std::uint32_t next_prime(std::uint32_t n);
@@ -124,10 +137,14 @@ public:
     std::uint32_t column(const Hash128& hash, std::uint32_t row) const noexcept;
 
 private:
+    std::uint64_t mod_width(std::uint64_t x) const noexcept {
+        return mod_by_reciprocal(x, params_.width, width_reciprocal_);
+    }
     void update_at(const std::uint32_t* columns, std::span<const std::uint64_t> weights) noexcept;
     std::uint64_t estimate_at(const std::uint32_t* columns, std::uint32_t lane) const noexcept;
 
     CountMinParams params_;
+    std::uint64_t width_reciprocal_ = 0;  // ⌊(2^64 − 1)/width⌋
     CacheAlignedVector<std::uint64_t> counters_;
     std::vector<std::uint64_t> totals_;
     // Standard variant: per-row coefficients of the pairwise-independent family.

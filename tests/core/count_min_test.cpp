@@ -109,6 +109,45 @@ TEST(CountMinSketch, KirschMitzenmacherRowFormula) {
     }
 }
 
+TEST(CountMinSketch, ModByReciprocalIsExact) {
+    const std::uint64_t widths[] = {1, 2, 3, 4, 5, 7, 547, 5437, 65536, (1ULL << 31),
+                                    4294967291ULL, 4294967295ULL, 4294967296ULL,
+                                    (1ULL << 63), 0xffffffffffffffffULL};
+    SplitMix64 rng(3);
+    for (const std::uint64_t w : widths) {
+        const std::uint64_t reciprocal = 0xffffffffffffffffULL / w;
+        std::vector<std::uint64_t> xs = {0, 1, w - 1, w, w + 1, 0xffffffffffffffffULL,
+                                         0xfffffffffffffffeULL, 0x8000000000000000ULL};
+        const std::uint64_t top = 0xffffffffffffffffULL / w * w;  // largest multiple of w
+        for (const std::uint64_t d : {0ULL, 1ULL, 2ULL}) {
+            xs.push_back(top - d);
+            if (top >= w + d) xs.push_back(top - w - d);
+        }
+        for (int i = 0; i < 20000; ++i) xs.push_back(rng.next());
+        for (const std::uint64_t x : xs) ASSERT_EQ(mod_by_reciprocal(x, w, reciprocal), x % w) << x << " mod " << w;
+    }
+}
+
+TEST(CountMinSketch, FourLaneUpdateMatchesOneLaneSketches) {
+    // The fixed-lane fast path (FlowMeasurement's 4 lanes) against 1-lane sketches.
+    const auto stream = zipf_stream(2000, 1.1, 20000, 5);
+    for (const CountMinVariant variant : {CountMinVariant::kirsch_mitzenmacher, CountMinVariant::standard}) {
+        CountMinSketch four(params_of(variant, 211, 4, 6, false, 4));
+        std::vector<CountMinSketch> ones;
+        for (std::uint32_t lane = 0; lane < 4; ++lane) ones.emplace_back(params_of(variant, 211, 4, 6));
+        for (const std::uint64_t key : stream.updates) {
+            const std::uint64_t w[4] = {1, 60 + key % 1400, 3, key % 7};
+            std::uint64_t estimates[4];
+            four.update_and_estimate(key_hash(key), w, estimates);
+            for (std::uint32_t lane = 0; lane < 4; ++lane) {
+                ones[lane].update(key_hash(key), w[lane]);
+                ASSERT_EQ(estimates[lane], ones[lane].estimate(key_hash(key)));
+            }
+        }
+        for (std::uint32_t lane = 0; lane < 4; ++lane) EXPECT_EQ(four.total(lane), ones[lane].total());
+    }
+}
+
 TEST(CountMinSketch, StandardRowsAreInRangeAndDiffer) {
     const CountMinSketch sketch(params_of(CountMinVariant::standard, 272, 5, 9));
     int same_as_row0 = 0;
