@@ -68,34 +68,66 @@ void FlowMeasurement::add_located(const PacketRecord& packet, const Hash128& has
     }
 }
 
-void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
-    // Per chunk: hash every key and locate its sketch cells and lifecycle
-    // probes once; then update, with the cells of the packet a few places
-    // ahead already on their way into the cache.
+void FlowMeasurement::locate(const PacketRecord& packet, Hash128& hash, std::uint32_t* columns,
+                             FlowLifecycle::Probes& probes) const noexcept {
+    hash = hash_key(packet.key, config_.hash_seed);
+    sketch_.columns(hash, columns);
+    if (lifecycle_) probes = lifecycle_->locate(hash);
+}
+
+// Updates n located packets, with the cells of the packet a few places ahead
+// already on their way into the cache (and, one pass earlier, the lifecycle's
+// recent-flow slots that decide whether its cells are needed at all).
+void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128* hashes,
+                                     const std::uint32_t* columns,
+                                     const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
     constexpr std::size_t lookahead = 6;
     const std::uint32_t depth = sketch_.params().depth;
     FlowLifecycle* lifecycle = lifecycle_.get();
+    if (lifecycle != nullptr) {
+        for (std::size_t i = 0; i < n; ++i) lifecycle->prefetch_recent(hashes[i]);
+    }
     auto prefetch = [&](std::size_t i) {
-        sketch_.prefetch_at(&chunk_columns_[i * depth]);
-        if (lifecycle != nullptr) lifecycle->prefetch(chunk_hashes_[i], chunk_probes_[i]);
+        sketch_.prefetch_at(columns + i * depth);
+        if (lifecycle != nullptr) lifecycle->prefetch(hashes[i], probes[i]);
     };
+    for (std::size_t i = 0; i < std::min(lookahead, n); ++i) prefetch(i);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i + lookahead < n) prefetch(i + lookahead);
+        add_located(packets[i], hashes[i], columns + i * depth, probes[i]);
+    }
+}
+
+void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
+    // Chunk by chunk, so the located indices stay in the L1 cache.
+    const std::uint32_t depth = sketch_.params().depth;
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
         const std::size_t n = std::min(chunk_packets, packets.size() - begin);
         for (std::size_t i = 0; i < n; ++i) {
-            const Hash128 hash = hash_key(packets[begin + i].key, config_.hash_seed);
-            chunk_hashes_[i] = hash;
-            sketch_.columns(hash, &chunk_columns_[i * depth]);
-            if (lifecycle != nullptr) {
-                chunk_probes_[i] = lifecycle->locate(hash);
-                lifecycle->prefetch_recent(hash);
-            }
+            locate(packets[begin + i], chunk_hashes_[i], &chunk_columns_[i * depth], chunk_probes_[i]);
         }
-        for (std::size_t i = 0; i < std::min(lookahead, n); ++i) prefetch(i);
-        for (std::size_t i = 0; i < n; ++i) {
-            if (i + lookahead < n) prefetch(i + lookahead);
-            add_located(packets[begin + i], chunk_hashes_[i], &chunk_columns_[i * depth],
-                        chunk_probes_[i]);
-        }
+        update_located(&packets[begin], chunk_hashes_.data(), chunk_columns_.data(),
+                       chunk_probes_.data(), n);
+    }
+}
+
+void FlowMeasurement::prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const {
+    const std::uint32_t depth = sketch_.params().depth;
+    out.hashes.resize(packets.size());
+    out.columns.resize(packets.size() * depth);
+    out.probes.resize(packets.size());
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+        locate(packets[i], out.hashes[i], &out.columns[i * depth], out.probes[i]);
+    }
+}
+
+void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets,
+                                   const PreparedBatch& prepared) noexcept {
+    const std::uint32_t depth = sketch_.params().depth;
+    for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
+        const std::size_t n = std::min(chunk_packets, packets.size() - begin);
+        update_located(&packets[begin], &prepared.hashes[begin], &prepared.columns[begin * depth],
+                       &prepared.probes[begin], n);
     }
 }
 

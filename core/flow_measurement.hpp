@@ -82,6 +82,18 @@ public:
     void add(const PacketRecord& packet) noexcept;
     void add_batch(std::span<const PacketRecord> packets) noexcept;
 
+    /// Where a batch's packets fall in the structures (hash, sketch columns,
+    /// lifecycle probes): the pure, per-key half of add_batch, which another
+    /// thread can compute (prepare) while this one updates (add_prepared).
+    struct PreparedBatch {
+        std::vector<Hash128> hashes;
+        std::vector<std::uint32_t> columns;  // depth per packet
+        std::vector<FlowLifecycle::Probes> probes;
+    };
+    void prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const;
+    /// add_batch() of packets that prepare() located (same result).
+    void add_prepared(std::span<const PacketRecord> packets, const PreparedBatch& prepared) noexcept;
+
     /// The current interval, and the run so far (all intervals, including the current one).
     WindowSummary interval_summary() const;
     WindowSummary total_summary() const;
@@ -106,6 +118,11 @@ private:
     void add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept;
     void add_located(const PacketRecord& packet, const Hash128& hash, const std::uint32_t* columns,
                      const FlowLifecycle::Probes& probes) noexcept;
+    void locate(const PacketRecord& packet, Hash128& hash, std::uint32_t* columns,
+                FlowLifecycle::Probes& probes) const noexcept;
+    void update_located(const PacketRecord* packets, const Hash128* hashes,
+                        const std::uint32_t* columns, const FlowLifecycle::Probes* probes,
+                        std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
     std::vector<HeavyHitter> rank(const HeavyHitterCandidates& candidates, Lane lane) const;

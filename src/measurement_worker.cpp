@@ -16,22 +16,21 @@ MeasurementWorker::~MeasurementWorker() {
     thread_.join();
 }
 
-std::vector<core::PacketRecord> MeasurementWorker::submit(std::vector<core::PacketRecord> batch) {
-    const std::size_t capacity = batch.capacity();
-    std::vector<core::PacketRecord> next;
+MeasurementWorker::Batch MeasurementWorker::take_spare() {
+    std::lock_guard lock(mutex_);
+    if (spare_.empty()) return Batch{};
+    Batch batch = std::move(spare_.back());
+    spare_.pop_back();
+    return batch;
+}
+
+void MeasurementWorker::submit(Batch batch) {
     {
         std::unique_lock lock(mutex_);
         space_ready_.wait(lock, [this] { return queue_.size() < max_queued; });
         queue_.push_back(std::move(batch));
-        if (!spare_.empty()) {
-            next = std::move(spare_.back());
-            spare_.pop_back();
-        }
     }
     work_ready_.notify_one();
-    next.clear();
-    next.reserve(capacity);
-    return next;
 }
 
 void MeasurementWorker::drain() {
@@ -44,13 +43,13 @@ void MeasurementWorker::run() {
     for (;;) {
         work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) return;  // stopping, and nothing left to add
-        std::vector<core::PacketRecord> batch = std::move(queue_.front());
+        Batch batch = std::move(queue_.front());
         queue_.pop_front();
         busy_ = true;
         lock.unlock();
         space_ready_.notify_one();
-        measurement_.add_batch(batch);
-        batch.clear();
+        measurement_.add_prepared(batch.packets, batch.prepared);
+        batch.packets.clear();
         lock.lock();
         busy_ = false;
         spare_.push_back(std::move(batch));

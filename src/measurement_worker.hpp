@@ -1,7 +1,8 @@
 // `--threads 2`: the sketches are updated on a thread of their own while the
-// calling thread reads and decodes. Batches of keyed packets pass through a
-// short bounded queue in order, so the measurement sees exactly the packet
-// sequence a single thread would: the reports are identical, only faster.
+// calling thread reads, decodes and locates (hashes each key and computes its
+// sketch columns and lifecycle probes: FlowMeasurement::prepare). Batches pass
+// through a short bounded queue in order, so the measurement sees exactly the
+// packet sequence a single thread would: the reports are identical.
 #pragma once
 
 #include <condition_variable>
@@ -24,9 +25,14 @@ public:
     MeasurementWorker(const MeasurementWorker&) = delete;
     MeasurementWorker& operator=(const MeasurementWorker&) = delete;
 
-    /// Queues a batch (waits while the queue is full) and returns an empty
-    /// buffer to fill next, with the batch's capacity.
-    std::vector<core::PacketRecord> submit(std::vector<core::PacketRecord> batch);
+    struct Batch {
+        std::vector<core::PacketRecord> packets;
+        core::FlowMeasurement::PreparedBatch prepared;  // of packets
+    };
+    /// An emptied batch to fill next (its buffers keep their capacity).
+    Batch take_spare();
+    /// Queues a batch (waits while the queue is full).
+    void submit(Batch batch);
     /// Returns once every submitted batch is in the measurement.
     void drain();
 
@@ -38,8 +44,8 @@ private:
     std::mutex mutex_;
     std::condition_variable work_ready_;  // worker waits: queue empty
     std::condition_variable space_ready_; // producer waits: queue full or not drained
-    std::deque<std::vector<core::PacketRecord>> queue_;
-    std::vector<std::vector<core::PacketRecord>> spare_;  // emptied buffers for reuse
+    std::deque<Batch> queue_;
+    std::vector<Batch> spare_;  // added batches, for reuse
     bool busy_ = false;  // the worker is adding a batch it took off the queue
     bool stopping_ = false;
     std::thread thread_;

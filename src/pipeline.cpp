@@ -100,7 +100,11 @@ Pipeline::~Pipeline() = default;
 void Pipeline::flush_batch() {
     if (batch_.empty()) return;
     if (worker_) {
-        batch_ = worker_->submit(std::move(batch_));
+        MeasurementWorker::Batch batch = worker_->take_spare();
+        batch.packets.swap(batch_);  // batch_ takes the spare's empty buffer
+        batch_.reserve(batch_limit_);
+        measurement_.prepare(batch.packets, batch.prepared);  // reads only fixed parameters
+        worker_->submit(std::move(batch));
         return;
     }
     measurement_.add_batch(batch_);
