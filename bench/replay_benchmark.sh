@@ -125,7 +125,7 @@ threads_note=""
 names=("page cache (cat)" "libpcap floor (pcap_floor)" "flowsketch --threads 1$threads_note"
        "flowsketch --threads 2$threads_note" "exact hash map (exact_counter)")
 command_for() {  # command_for ROW TRACE → sets cmd array
-  local fs=("$flowsketch" -r "$2" --interval 0 --format json)
+  local fs=("$flowsketch" -r "$2" --format json)
   case "$1" in
     0) cmd=(cat "$2") ;;
     1) cmd=("$floor" "$2") ;;
