@@ -197,7 +197,7 @@ private:
         std::uint64_t h2 = 0;
         std::uint64_t epoch = 0;  // 0: empty
     };
-    static constexpr std::size_t recent_slots = std::size_t{1} << 13;
+    static constexpr std::size_t recent_slots = std::size_t{1} << 15;
     // With the table off, one slot that is never written (epoch 0 never matches).
     const Recent& recent_slot(const Hash128& hash) const noexcept {
         return recent_[hash.h1 & recent_mask_];

@@ -475,7 +475,7 @@ TEST(FlowLifecycle, RecentFlowTableChangesNoAnswer) {
         FlowLifecycle b(without_table);
         EXPECT_GT(a.memory_bytes(), b.memory_bytes());
         const std::int64_t p = a.generation_period_ns();
-        const auto events = synthetic_stream(20'000, 300 * sec, with_table.idle_timeout_ns, p, 99);
+        const auto events = synthetic_stream(50'000, 300 * sec, with_table.idle_timeout_ns, p, 99);
         std::size_t next = 0;
         std::uint64_t intervals = 0;
         for (std::int64_t end = 7 * sec; next < events.size(); end += 7 * sec) {
