@@ -41,6 +41,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/cache_aligned.hpp"
 #include "core/hash.hpp"
 #include "core/probes.hpp"
 
@@ -230,7 +231,7 @@ private:
     std::int64_t period_ns_ = 0;
     std::uint64_t seed1_ = 0, seed2_ = 0;
 
-    std::vector<std::uint64_t> cells_;      // 16 cells of 4 bits per word
+    CacheAlignedVector<std::uint64_t> cells_;  // 16 cells of 4 bits per word
     std::vector<std::uint64_t> ended_bits_; // 1 bit per position, cleared per interval
     std::vector<Recent> recent_;
     std::uint64_t recent_mask_ = 0;
