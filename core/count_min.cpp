@@ -13,7 +13,6 @@
 namespace flowsketch::core {
 namespace {
 
-constexpr std::uint32_t max_depth = 64;
 constexpr std::uint32_t max_lanes = 8;
 constexpr std::uint64_t mersenne61 = (std::uint64_t{1} << 61) - 1;
 
@@ -82,7 +81,7 @@ CountMinParams CountMinParams::for_error(double epsilon, double delta, CountMinV
     p.width = next_prime(static_cast<std::uint32_t>(w));
     // Pin p.epsilon() to the requested ε so the depth meets δ at that ε.
     p.depth = 1;
-    while (kirsch_mitzenmacher_delta(epsilon, p.width, p.depth) > delta && p.depth < max_depth) {
+    while (kirsch_mitzenmacher_delta(epsilon, p.width, p.depth) > delta && p.depth < max_count_min_depth) {
         ++p.depth;
     }
     return p;
@@ -101,8 +100,8 @@ double CountMinParams::delta() const noexcept {
 
 CountMinSketch::CountMinSketch(const CountMinParams& params) : params_(params) {
     if (params.width < 2) throw std::invalid_argument("Count-Min width must be at least 2");
-    if (params.depth < 1 || params.depth > max_depth) {
-        throw std::invalid_argument("Count-Min depth must be in 1.." + std::to_string(max_depth));
+    if (params.depth < 1 || params.depth > max_count_min_depth) {
+        throw std::invalid_argument("Count-Min depth must be in 1.." + std::to_string(max_count_min_depth));
     }
     if (params.lanes < 1 || params.lanes > max_lanes) {
         throw std::invalid_argument("Count-Min lanes must be in 1.." + std::to_string(max_lanes));
@@ -160,7 +159,7 @@ void CountMinSketch::columns(const Hash128& hash, std::uint32_t* out) const noex
 }
 
 void CountMinSketch::update(const Hash128& hash, std::span<const std::uint64_t> weights) noexcept {
-    std::uint32_t cols[max_depth];
+    std::uint32_t cols[max_count_min_depth];
     columns(hash, cols);
     update_at(cols, weights);
 }
@@ -198,7 +197,7 @@ void CountMinSketch::update_at(const std::uint32_t* cols,
 void CountMinSketch::update_and_estimate(const Hash128& hash,
                                          std::span<const std::uint64_t> weights,
                                          std::span<std::uint64_t> estimates) noexcept {
-    std::uint32_t cols[max_depth];
+    std::uint32_t cols[max_count_min_depth];
     columns(hash, cols);
     update_and_estimate_at(cols, weights, estimates);
 }
@@ -262,7 +261,7 @@ void CountMinSketch::update_and_estimate_at(const std::uint32_t* cols,
 }
 
 void CountMinSketch::prefetch(const Hash128& hash) const noexcept {
-    std::uint32_t cols[max_depth];
+    std::uint32_t cols[max_count_min_depth];
     columns(hash, cols);
     prefetch_at(cols);
 }
@@ -280,7 +279,7 @@ void CountMinSketch::update(const Hash128& hash, std::uint64_t weight) noexcept 
 }
 
 std::uint64_t CountMinSketch::estimate(const Hash128& hash, std::uint32_t lane) const noexcept {
-    std::uint32_t cols[max_depth];
+    std::uint32_t cols[max_count_min_depth];
     columns(hash, cols);
     return estimate_at(cols, lane);
 }

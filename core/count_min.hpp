@@ -29,6 +29,9 @@ enum class CountMinVariant : std::uint8_t { standard = 0, kirsch_mitzenmacher = 
 
 std::string_view variant_name(CountMinVariant variant) noexcept;
 
+/// Largest depth a sketch accepts (callers size per-key column arrays by it).
+inline constexpr std::uint32_t max_count_min_depth = 64;
+
 struct CountMinParams {
     CountMinVariant variant = CountMinVariant::kirsch_mitzenmacher;
     std::uint32_t width = 0;

@@ -45,7 +45,7 @@ void FlowMeasurement::add(const PacketRecord& packet) noexcept {
 }
 
 void FlowMeasurement::add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept {
-    std::uint32_t columns[64];  // CountMinSketch depth ≤ 64
+    std::uint32_t columns[max_count_min_depth];
     sketch_.columns(hash, columns);
     add_located(packet, hash, columns,
                 lifecycle_ ? lifecycle_->locate(hash) : FlowLifecycle::Probes{});
