@@ -204,9 +204,10 @@ void CountMinSketch::update_and_estimate(const Hash128& hash,
 
 namespace {
 
-// The plain update of a fixed number of lanes: weights and running minima stay
-// in registers (with a run-time lane count they round-trip through memory on
-// every row, which made this loop the hottest of the per-packet path).
+// The plain update with the lane count known at compile time: weights and
+// running minima stay in registers (with a run-time lane count they
+// round-trip through memory on every row, which made this loop the hottest of
+// the per-packet path).
 template <std::uint32_t Lanes>
 void add_and_minimum(std::uint64_t* counters, std::size_t row_stride, std::uint32_t depth,
                      const std::uint32_t* cols, const std::uint64_t* weights,
@@ -239,24 +240,22 @@ void CountMinSketch::update_and_estimate_at(const std::uint32_t* cols,
         for (std::uint32_t lane = 0; lane < lanes; ++lane) estimates[lane] = estimate_at(cols, lane);
         return;
     }
-    if (lanes == 4) {  // FlowMeasurement's sketch
-        for (std::uint32_t lane = 0; lane < 4; ++lane) totals_[lane] += weights[lane];
-        add_and_minimum<4>(counters_.data(), std::size_t{params_.width} * 4, params_.depth, cols,
-                           weights.data(), estimates.data());
-        return;
-    }
+    for (std::uint32_t lane = 0; lane < lanes; ++lane) totals_[lane] += weights[lane];
     const std::size_t row_stride = std::size_t{params_.width} * lanes;
-    std::uint64_t* base = counters_.data();
-    for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-        totals_[lane] += weights[lane];
-        estimates[lane] = std::numeric_limits<std::uint64_t>::max();
-    }
-    for (std::uint32_t row = 0; row < params_.depth; ++row) {
-        std::uint64_t* cell = base + row * row_stride + std::size_t{cols[row]} * lanes;
-        for (std::uint32_t lane = 0; lane < lanes; ++lane) {
-            cell[lane] += weights[lane];
-            estimates[lane] = std::min(estimates[lane], cell[lane]);
-        }
+    auto add = [&]<std::uint32_t Lanes>() {
+        add_and_minimum<Lanes>(counters_.data(), row_stride, params_.depth, cols, weights.data(),
+                               estimates.data());
+    };
+    static_assert(max_lanes == 8, "one case per lane count");
+    switch (lanes) {  // 1..max_lanes, checked by the constructor
+        case 1: add.template operator()<1>(); break;
+        case 2: add.template operator()<2>(); break;
+        case 3: add.template operator()<3>(); break;
+        case 4: add.template operator()<4>(); break;
+        case 5: add.template operator()<5>(); break;
+        case 6: add.template operator()<6>(); break;
+        case 7: add.template operator()<7>(); break;
+        default: add.template operator()<8>(); break;
     }
 }
 
