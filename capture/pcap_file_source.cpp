@@ -92,7 +92,6 @@ void PcapFileSource::apply_filter(const std::string& filter, RecordReader reader
     auto program = std::unique_ptr<bpf_program, ProgramDeleter>(new bpf_program{});
     if (pcap_compile(handle_, program.get(), filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0) {
         std::string message = "invalid filter expression '" + filter + "': " + pcap_geterr(handle_);
-        program.release();  // nothing to free: compilation failed
         pcap_close(handle_);
         handle_ = nullptr;
         throw FilterError(message);
