@@ -35,20 +35,14 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
       total_by_bytes_(candidate_capacity(config)) {
     config_.sketch = sketch_.params();
     if (config.track_flows) lifecycle_ = std::make_unique<FlowLifecycle>(config.lifecycle);
-    chunk_hashes_.resize(chunk_packets);
-    chunk_columns_.resize(chunk_packets * sketch_.params().depth);
-    chunk_probes_.resize(chunk_packets);
+    // add_batch prepares at most chunk_packets at a time: no allocation after this.
+    chunk_.hashes.reserve(chunk_packets);
+    chunk_.columns.reserve(chunk_packets * sketch_.params().depth);
+    chunk_.probes.reserve(chunk_packets);
 }
 
 void FlowMeasurement::add(const PacketRecord& packet) noexcept {
-    add_hashed(packet, hash_key(packet.key, config_.hash_seed));
-}
-
-void FlowMeasurement::add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept {
-    std::uint32_t columns[max_count_min_depth];
-    sketch_.columns(hash, columns);
-    add_located(packet, hash, columns,
-                lifecycle_ ? lifecycle_->locate(hash) : FlowLifecycle::Probes{});
+    add_batch(std::span<const PacketRecord>(&packet, 1));
 }
 
 void FlowMeasurement::add_located(const PacketRecord& packet, const Hash128& hash,
@@ -100,14 +94,10 @@ void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128*
 
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
     // Chunk by chunk, so the located indices stay in the L1 cache.
-    const std::uint32_t depth = sketch_.params().depth;
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
-        const std::size_t n = std::min(chunk_packets, packets.size() - begin);
-        for (std::size_t i = 0; i < n; ++i) {
-            locate(packets[begin + i], chunk_hashes_[i], &chunk_columns_[i * depth], chunk_probes_[i]);
-        }
-        update_located(&packets[begin], chunk_hashes_.data(), chunk_columns_.data(),
-                       chunk_probes_.data(), n);
+        const auto chunk = packets.subspan(begin, std::min(chunk_packets, packets.size() - begin));
+        prepare(chunk, chunk_);
+        add_prepared(chunk, chunk_);
     }
 }
 

@@ -115,7 +115,6 @@ private:
     // Lanes of every sketch cell: this interval's and the run's packets and bytes.
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 
-    void add_hashed(const PacketRecord& packet, const Hash128& hash) noexcept;
     void add_located(const PacketRecord& packet, const Hash128& hash, const std::uint32_t* columns,
                      const FlowLifecycle::Probes& probes) noexcept;
     void locate(const PacketRecord& packet, Hash128& hash, std::uint32_t* columns,
@@ -134,12 +133,9 @@ private:
     HeavyHitterCandidates total_by_packets_;
     HeavyHitterCandidates total_by_bytes_;
     std::unique_ptr<FlowLifecycle> lifecycle_;
-    // add_batch scratch: per packet of a chunk, its hash, sketch columns and
-    // lifecycle probes, computed once for the prefetch and the update.
+    // add_batch's scratch: one chunk of packets, located.
     static constexpr std::size_t chunk_packets = 64;
-    std::vector<Hash128> chunk_hashes_;
-    std::vector<std::uint32_t> chunk_columns_;  // chunk_packets × depth
-    std::vector<FlowLifecycle::Probes> chunk_probes_;
+    PreparedBatch chunk_;
     FlowSummary closed_intervals_flows_;  // run sums over closed intervals
     double closed_expired_variance_ = 0;
 };
