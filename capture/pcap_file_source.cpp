@@ -193,10 +193,15 @@ bool PcapFileSource::fill(std::size_t needed) {
     return true;
 }
 
+// The file is done: give the block back (many -r files stay open together).
+void PcapFileSource::release_block() noexcept {
+    block_ = {};
+    begin_ = end_ = 0;
+}
+
 ReadStatus PcapFileSource::damaged(std::string message) {
     damage_ = std::move(message);
-    block_ = {};  // the file is done: give the block back
-    begin_ = end_ = 0;
+    release_block();
     return ReadStatus::damaged;
 }
 
@@ -208,8 +213,7 @@ ReadStatus PcapFileSource::next_in_place(Frame& frame) {
                 return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
             }
             if (have == 0) {
-                block_ = {};
-                begin_ = end_ = 0;
+                release_block();
                 return ReadStatus::end_of_file;
             }
             return damaged(format("truncated dump file; tried to read %llu header bytes, only got %llu",

@@ -94,6 +94,7 @@ private:
     ReadStatus next_in_place(Frame& frame);
     bool fill(std::size_t needed);
     ReadStatus damaged(std::string message);
+    void release_block() noexcept;
 
     std::string path_;
     pcap* handle_ = nullptr;
