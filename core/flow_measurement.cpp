@@ -29,6 +29,7 @@ CountMinParams with_lanes(CountMinParams params, std::uint32_t lanes) {
 FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
     : config_(config),
       sketch_(with_lanes(config.sketch, Lane::lanes)),
+      cache_(config.aggregation_slots),
       interval_by_packets_(candidate_capacity(config)),
       interval_by_bytes_(candidate_capacity(config)),
       total_by_packets_(candidate_capacity(config)),
@@ -37,58 +38,76 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
     if (config.track_flows) lifecycle_ = std::make_unique<FlowLifecycle>(config.lifecycle);
     // add_batch prepares at most chunk_packets at a time: no allocation after this.
     chunk_.hashes.reserve(chunk_packets);
-    chunk_.columns.reserve(chunk_packets * sketch_.params().depth);
     chunk_.probes.reserve(chunk_packets);
+    evicted_.resize(chunk_packets);
+    evicted_columns_.resize(chunk_packets * sketch_.params().depth);
 }
 
 void FlowMeasurement::add(const PacketRecord& packet) noexcept {
     add_batch(std::span<const PacketRecord>(&packet, 1));
 }
 
-void FlowMeasurement::add_located(const PacketRecord& packet, const Hash128& hash,
-                                  const std::uint32_t* columns,
-                                  const FlowLifecycle::Probes& probes) noexcept {
-    const std::array<std::uint64_t, Lane::lanes> weights = {1, packet.wire_length, 1,
-                                                            packet.wire_length};
-    std::array<std::uint64_t, Lane::lanes> estimates;
-    sketch_.update_and_estimate_at(columns, weights, estimates);
-    interval_by_packets_.offer(packet.key, hash, estimates[Lane::interval_packets]);
-    interval_by_bytes_.offer(packet.key, hash, estimates[Lane::interval_bytes]);
-    total_by_packets_.offer(packet.key, hash, estimates[Lane::total_packets]);
-    total_by_bytes_.offer(packet.key, hash, estimates[Lane::total_bytes]);
-    if (lifecycle_) {
-        const std::uint8_t flags = packet.key.protocol == 6 ? packet.tcp_flags : 0;
-        lifecycle_->observe(hash, probes, packet.timestamp_ns, flags);
-    }
-}
-
-void FlowMeasurement::locate(const PacketRecord& packet, Hash128& hash, std::uint32_t* columns,
-                             FlowLifecycle::Probes& probes) const noexcept {
-    hash = hash_key(packet.key, config_.hash_seed);
-    sketch_.columns(hash, columns);
-    if (lifecycle_) probes = lifecycle_->locate(hash);
-}
-
-// Updates n located packets, with the cells of the packet a few places ahead
-// already on their way into the cache (and, one pass earlier, the lifecycle's
-// recent-flow slots that decide whether its cells are needed at all).
-void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128* hashes,
-                                     const std::uint32_t* columns,
-                                     const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
-    constexpr std::size_t lookahead = 6;
+// Adds n pending entries (n ≤ chunk_packets) to the sketch and offers their
+// flows, with the cells of the entry a few places ahead already on their way
+// into the cache.
+void FlowMeasurement::flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept {
+    constexpr std::size_t lookahead = 4;
     const std::uint32_t depth = sketch_.params().depth;
-    FlowLifecycle* lifecycle = lifecycle_.get();
-    if (lifecycle != nullptr) {
-        for (std::size_t i = 0; i < n; ++i) lifecycle->prefetch_recent(hashes[i]);
-    }
-    auto prefetch = [&](std::size_t i) {
-        sketch_.prefetch_at(columns + i * depth);
-        if (lifecycle != nullptr) lifecycle->prefetch(hashes[i], probes[i]);
-    };
-    for (std::size_t i = 0; i < std::min(lookahead, n); ++i) prefetch(i);
+    std::uint32_t* columns = evicted_columns_.data();
+    for (std::size_t i = 0; i < n; ++i) sketch_.columns(entries[i].hash, columns + i * depth);
+    for (std::size_t i = 0; i < std::min(lookahead, n); ++i) sketch_.prefetch_at(columns + i * depth);
     for (std::size_t i = 0; i < n; ++i) {
-        if (i + lookahead < n) prefetch(i + lookahead);
-        add_located(packets[i], hashes[i], columns + i * depth, probes[i]);
+        if (i + lookahead < n) sketch_.prefetch_at(columns + (i + lookahead) * depth);
+        const AggregationCache::Entry& e = entries[i];
+        const std::array<std::uint64_t, Lane::lanes> weights = {e.packets, e.bytes, e.packets,
+                                                                e.bytes};
+        std::array<std::uint64_t, Lane::lanes> estimates;
+        sketch_.update_and_estimate_at(columns + i * depth, weights, estimates);
+        interval_by_packets_.offer(e.key, e.hash, estimates[Lane::interval_packets]);
+        interval_by_bytes_.offer(e.key, e.hash, estimates[Lane::interval_bytes]);
+        total_by_packets_.offer(e.key, e.hash, estimates[Lane::total_packets]);
+        total_by_bytes_.offer(e.key, e.hash, estimates[Lane::total_bytes]);
+    }
+}
+
+void FlowMeasurement::flush_pending() noexcept {
+    std::size_t n = 0;
+    cache_.drain([&](const AggregationCache::Entry& entry) {
+        evicted_[n++] = entry;
+        if (n == chunk_packets) {
+            flush_entries(evicted_.data(), n);
+            n = 0;
+        }
+    });
+    flush_entries(evicted_.data(), n);
+}
+
+// Counts n located packets (n ≤ chunk_packets): first into the aggregation
+// cache, whose displaced entries then go to the sketch in the order they were
+// displaced (so the sketch and the candidates see the same sequence however
+// the stream is cut into batches); then into the lifecycle, with the filter
+// cells of the packet a few places ahead already on their way.
+void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128* hashes,
+                                     const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
+    FlowLifecycle* lifecycle = lifecycle_.get();
+    for (std::size_t i = 0; i < n; ++i) {
+        cache_.prefetch(hashes[i]);
+        if (lifecycle != nullptr) lifecycle->prefetch_recent(hashes[i]);
+    }
+    std::size_t displaced = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (cache_.add(packets[i].key, hashes[i], packets[i].wire_length, evicted_[displaced])) {
+            ++displaced;
+        }
+    }
+    flush_entries(evicted_.data(), displaced);
+    if (lifecycle == nullptr) return;
+    constexpr std::size_t lookahead = 6;
+    for (std::size_t i = 0; i < std::min(lookahead, n); ++i) lifecycle->prefetch(hashes[i], probes[i]);
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i + lookahead < n) lifecycle->prefetch(hashes[i + lookahead], probes[i + lookahead]);
+        const std::uint8_t flags = packets[i].key.protocol == 6 ? packets[i].tcp_flags : 0;
+        lifecycle->observe(hashes[i], probes[i], packets[i].timestamp_ns, flags);
     }
 }
 
@@ -102,22 +121,19 @@ void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept 
 }
 
 void FlowMeasurement::prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const {
-    const std::uint32_t depth = sketch_.params().depth;
     out.hashes.resize(packets.size());
-    out.columns.resize(packets.size() * depth);
     out.probes.resize(packets.size());
     for (std::size_t i = 0; i < packets.size(); ++i) {
-        locate(packets[i], out.hashes[i], &out.columns[i * depth], out.probes[i]);
+        out.hashes[i] = hash_key(packets[i].key, config_.hash_seed);
+        if (lifecycle_) out.probes[i] = lifecycle_->locate(out.hashes[i]);
     }
 }
 
 void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets,
                                    const PreparedBatch& prepared) noexcept {
-    const std::uint32_t depth = sketch_.params().depth;
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
         const std::size_t n = std::min(chunk_packets, packets.size() - begin);
-        update_located(&packets[begin], &prepared.hashes[begin], &prepared.columns[begin * depth],
-                       &prepared.probes[begin], n);
+        update_located(&packets[begin], &prepared.hashes[begin], &prepared.probes[begin], n);
     }
 }
 
@@ -186,7 +202,8 @@ FlowSummary to_summary(const FlowCounts& c) {
 
 }  // namespace
 
-WindowSummary FlowMeasurement::interval_summary() const {
+WindowSummary FlowMeasurement::interval_summary() {
+    flush_pending();
     WindowSummary summary = summarize(Lane::interval_packets, Lane::interval_bytes,
                                       interval_by_packets_, interval_by_bytes_);
     if (lifecycle_) {
@@ -198,7 +215,8 @@ WindowSummary FlowMeasurement::interval_summary() const {
 
 // The run's flow answers: counts summed over intervals (bounds add up: a
 // union bound), active as of now, the worst fpr seen.
-WindowSummary FlowMeasurement::total_summary() const {
+WindowSummary FlowMeasurement::total_summary() {
+    flush_pending();
     WindowSummary summary =
         summarize(Lane::total_packets, Lane::total_bytes, total_by_packets_, total_by_bytes_);
     if (lifecycle_) {
@@ -225,6 +243,7 @@ void FlowMeasurement::advance_to(std::int64_t timestamp_ns) noexcept {
 }
 
 void FlowMeasurement::start_new_interval() noexcept {
+    flush_pending();  // the pending counts belong to the interval that ends
     if (lifecycle_) {
         const FlowSummary closed = to_summary(lifecycle_->interval_counts());
         FlowSummary& run = closed_intervals_flows_;
@@ -245,7 +264,10 @@ void FlowMeasurement::start_new_interval() noexcept {
 }
 
 std::size_t FlowMeasurement::memory_bytes() const noexcept {
-    return sizeof(*this) + sketch_.memory_bytes() + (lifecycle_ ? lifecycle_->memory_bytes() : 0) + interval_by_packets_.memory_bytes() +
+    return sizeof(*this) + sketch_.memory_bytes() + cache_.memory_bytes() +
+           evicted_.capacity() * sizeof(AggregationCache::Entry) +
+           evicted_columns_.capacity() * sizeof(std::uint32_t) +
+           (lifecycle_ ? lifecycle_->memory_bytes() : 0) + interval_by_packets_.memory_bytes() +
            interval_by_bytes_.memory_bytes() + total_by_packets_.memory_bytes() +
            total_by_bytes_.memory_bytes();
 }

@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "core/aggregation_cache.hpp"
 #include "core/count_min.hpp"
 #include "core/flow_lifecycle.hpp"
 #include "core/flow_key.hpp"
@@ -29,6 +30,9 @@ struct MeasurementConfig {
     std::uint32_t candidates = 0;   // candidate-set size; 0 = max(4·top_k, 64)
     std::uint64_t hash_seed = 0x666c6f77736b7463ULL;  // "flowsktc"
     bool track_flows = true;                 // the flow lifecycle (new/active/expired/ended)
+    /// Flows whose packets are summed before they reach the sketches (see
+    /// AggregationCache; a power of two, 0 = off). 8192 × 64 B stays in L2.
+    std::uint32_t aggregation_slots = 8192;
     FlowLifecycleConfig lifecycle;
 };
 
@@ -82,21 +86,26 @@ public:
     void add(const PacketRecord& packet) noexcept;
     void add_batch(std::span<const PacketRecord> packets) noexcept;
 
-    /// Where a batch's packets fall in the structures (hash, sketch columns,
-    /// lifecycle probes): the pure, per-key half of add_batch, which another
-    /// thread can compute (prepare) while this one updates (add_prepared).
+    /// Where a batch's packets fall in the structures (hash, lifecycle
+    /// probes): the pure, per-key half of add_batch, which another thread can
+    /// compute (prepare) while this one updates (add_prepared).
     struct PreparedBatch {
         std::vector<Hash128> hashes;
-        std::vector<std::uint32_t> columns;  // depth per packet
         std::vector<FlowLifecycle::Probes> probes;
     };
     void prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const;
     /// add_batch() of packets that prepare() located (same result).
     void add_prepared(std::span<const PacketRecord> packets, const PreparedBatch& prepared) noexcept;
 
-    /// The current interval, and the run so far (all intervals, including the current one).
-    WindowSummary interval_summary() const;
-    WindowSummary total_summary() const;
+    /// Moves the counts still summed in the aggregation cache into the
+    /// sketches and offers their flows to the heavy-hitter candidates. The
+    /// summaries and start_new_interval() do it first themselves.
+    void flush_pending() noexcept;
+
+    /// The current interval, and the run so far (all intervals, including the
+    /// current one). Not const: pending counts are flushed first.
+    WindowSummary interval_summary();
+    WindowSummary total_summary();
 
     /// Lets time pass without packets (expiries up to `timestamp_ns` count).
     void advance_to(std::int64_t timestamp_ns) noexcept;
@@ -108,34 +117,39 @@ public:
     const FlowLifecycle* lifecycle() const noexcept { return lifecycle_.get(); }
 
     const CountMinParams& sketch_params() const noexcept { return sketch_.params(); }
+    /// The sketch (packets and bytes of this interval and of the run, one lane
+    /// each; see Lane). Call flush_pending() first for a complete picture.
+    const CountMinSketch& sketch() const noexcept { return sketch_; }
     const MeasurementConfig& config() const noexcept { return config_; }
     std::size_t memory_bytes() const noexcept;
 
 private:
-    // Lanes of every sketch cell: this interval's and the run's packets and bytes.
+public:
+    /// Lanes of every sketch cell: this interval's and the run's packets and bytes.
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 
-    void add_located(const PacketRecord& packet, const Hash128& hash, const std::uint32_t* columns,
-                     const FlowLifecycle::Probes& probes) noexcept;
-    void locate(const PacketRecord& packet, Hash128& hash, std::uint32_t* columns,
-                FlowLifecycle::Probes& probes) const noexcept;
+private:
     void update_located(const PacketRecord* packets, const Hash128* hashes,
-                        const std::uint32_t* columns, const FlowLifecycle::Probes* probes,
-                        std::size_t n) noexcept;
+                        const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
+    void flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
     std::vector<HeavyHitter> rank(const HeavyHitterCandidates& candidates, Lane lane) const;
 
     MeasurementConfig config_;
     CountMinSketch sketch_;
+    AggregationCache cache_;
     HeavyHitterCandidates interval_by_packets_;
     HeavyHitterCandidates interval_by_bytes_;
     HeavyHitterCandidates total_by_packets_;
     HeavyHitterCandidates total_by_bytes_;
     std::unique_ptr<FlowLifecycle> lifecycle_;
-    // add_batch's scratch: one chunk of packets, located.
+    // add_batch's scratch: one chunk of packets, located; the entries its
+    // packets displaced from the cache, and their sketch columns.
     static constexpr std::size_t chunk_packets = 64;
     PreparedBatch chunk_;
+    std::vector<AggregationCache::Entry> evicted_;
+    std::vector<std::uint32_t> evicted_columns_;
     FlowSummary closed_intervals_flows_;  // run sums over closed intervals
     double closed_expired_variance_ = 0;
 };

@@ -1,6 +1,12 @@
 // FlowMeasurement: the per-packet path and what its summaries promise.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
+#include <span>
+#include <vector>
+
 #include "core/flow_measurement.hpp"
 
 namespace flowsketch::core {
@@ -83,6 +89,144 @@ TEST(FlowMeasurement, MemoryDoesNotGrowWithFlows) {
     const WindowSummary summary = measurement.total_summary();
     EXPECT_EQ(summary.packets, 1'000'000u - 1'000'000u % 256);
     EXPECT_TRUE(summary.flows.overfilled);
+}
+
+// A skewed stream over `flows` flows, some of them ending (FIN) now and then.
+std::vector<PacketRecord> skewed_stream(std::size_t packets, std::uint32_t flows, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<PacketRecord> stream;
+    for (std::size_t i = 0; i < packets; ++i) {
+        // Squaring a uniform variate favours low flow numbers: a heavy head, a long tail.
+        const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+        const auto flow = static_cast<std::uint32_t>(u * u * flows);
+        const auto bytes = static_cast<std::uint32_t>(40 + rng() % 1460);
+        const std::uint8_t flags = rng() % 500 == 0 ? 0x01 : 0x10;
+        stream.push_back(PacketRecord{key_for(flow), static_cast<std::int64_t>(i) * 1000, bytes, flags});
+    }
+    return stream;
+}
+
+void expect_same_hitters(const std::vector<HeavyHitter>& a, const std::vector<HeavyHitter>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].key, b[i].key) << i;
+        EXPECT_EQ(a[i].estimate, b[i].estimate) << i;
+        EXPECT_EQ(a[i].lower, b[i].lower) << i;
+        EXPECT_EQ(a[i].shares_cells, b[i].shares_cells) << i;
+    }
+}
+
+void expect_same_window(const WindowSummary& a, const WindowSummary& b) {
+    EXPECT_EQ(a.packets, b.packets);
+    EXPECT_EQ(a.bytes, b.bytes);
+    expect_same_hitters(a.top_packets, b.top_packets);
+    expect_same_hitters(a.top_bytes, b.top_bytes);
+    EXPECT_EQ(a.flows.new_flows, b.flows.new_flows);
+    EXPECT_EQ(a.flows.ended, b.flows.ended);
+    EXPECT_EQ(a.flows.active, b.flows.active);
+}
+
+// Feeds `stream` in batches of pseudo-random sizes (1 = packet by packet),
+// closing an interval every `interval` packets; returns every summary.
+std::vector<WindowSummary> run(FlowMeasurement& m, const std::vector<PacketRecord>& stream,
+                               std::size_t max_batch, std::size_t interval, std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<WindowSummary> summaries;
+    std::size_t at = 0;
+    while (at < stream.size()) {
+        const std::size_t end = std::min(stream.size(), (at / interval + 1) * interval);
+        while (at < end) {
+            const std::size_t n = std::min(end - at, 1 + rng() % max_batch);
+            m.add_batch(std::span<const PacketRecord>(&stream[at], n));
+            at += n;
+        }
+        summaries.push_back(m.interval_summary());
+        m.start_new_interval();
+    }
+    summaries.push_back(m.total_summary());
+    return summaries;
+}
+
+// The standard update is additive, so summing packets in the aggregation cache
+// leaves every counter as per-packet updates do; with candidates for every
+// flow, the reports are then the same too.
+TEST(FlowMeasurement, AggregationCacheLeavesEveryCounterAsPerPacketUpdates) {
+    const auto stream = skewed_stream(120'000, 3000, 11);
+    for (const auto variant : {CountMinVariant::kirsch_mitzenmacher, CountMinVariant::standard}) {
+        MeasurementConfig config = small_config(1009, 4);
+        config.sketch.variant = variant;
+        config.top_k = 20;
+        config.candidates = 4096;  // every flow fits: selection cannot differ
+        config.track_flows = true;
+        config.lifecycle.max_flows = 10'000;
+        MeasurementConfig direct = config;
+        direct.aggregation_slots = 0;
+        config.aggregation_slots = 64;  // small: most flows are displaced many times
+        FlowMeasurement cached(config), uncached(direct);
+        const auto a = run(cached, stream, 300, 40'000, 1);
+        const auto b = run(uncached, stream, 1, 40'000, 2);
+        ASSERT_EQ(a.size(), b.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            SCOPED_TRACE(i);
+            expect_same_window(a[i], b[i]);
+        }
+        cached.flush_pending();
+        const auto ca = cached.sketch().counters();
+        const auto cb = uncached.sketch().counters();
+        ASSERT_EQ(ca.size(), cb.size());
+        EXPECT_TRUE(std::equal(ca.begin(), ca.end(), cb.begin()));
+        const auto ta = cached.sketch().totals();
+        const auto tb = uncached.sketch().totals();
+        EXPECT_TRUE(std::equal(ta.begin(), ta.end(), tb.begin()));
+        EXPECT_GT(a.back().top_packets.front().estimate, 1000u) << "the stream has a heavy head";
+    }
+}
+
+// The sketch and the candidates see the displaced entries in the order of
+// the packets, whatever the batches: reports do not depend on how a stream is
+// cut (the two-thread pipeline cuts it differently), even when the candidate
+// set is too small to hold every flow.
+TEST(FlowMeasurement, ReportsDoNotDependOnBatchSizes) {
+    const auto stream = skewed_stream(100'000, 20'000, 12);
+    MeasurementConfig config = small_config(499, 3);
+    config.top_k = 8;
+    config.candidates = 8;
+    config.track_flows = true;
+    config.lifecycle.max_flows = 50'000;
+    config.aggregation_slots = 256;
+    FlowMeasurement one_by_one(config), batched(config);
+    const auto a = run(one_by_one, stream, 1, 30'000, 3);
+    const auto b = run(batched, stream, 2048, 30'000, 4);
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        SCOPED_TRACE(i);
+        expect_same_window(a[i], b[i]);
+    }
+}
+
+// With the conservative update the cache changes cells (the update is not
+// additive) but every estimate stays between the truth and the standard one.
+TEST(FlowMeasurement, ConservativeUpdateWithTheCacheStaysAnUpperBound) {
+    const auto stream = skewed_stream(60'000, 2000, 13);
+    MeasurementConfig config = small_config(211, 3);
+    config.top_k = 30;
+    config.candidates = 4096;
+    MeasurementConfig standard = config;
+    config.sketch.conservative_update = true;
+    config.aggregation_slots = 32;
+    FlowMeasurement conservative(config), plain(standard);
+    std::map<std::uint32_t, std::uint64_t> truth;
+    for (const auto& p : stream) ++truth[p.key.src[3] | (std::uint32_t{p.key.src[2]} << 8)];
+    conservative.add_batch(stream);
+    plain.add_batch(stream);
+    const WindowSummary cu = conservative.total_summary();
+    plain.flush_pending();
+    for (const HeavyHitter& h : cu.top_packets) {
+        const std::uint64_t exact = truth[h.key.src[3] | (std::uint32_t{h.key.src[2]} << 8)];
+        EXPECT_GE(h.estimate, exact);
+        EXPECT_LE(h.estimate, plain.sketch().estimate(hash_key(h.key, config.hash_seed),
+                                                      FlowMeasurement::total_packets));
+    }
 }
 
 }  // namespace
