@@ -1,59 +1,72 @@
 #include "src/measurement_worker.hpp"
 
+#include <chrono>
 #include <utility>
 
 namespace flowsketch::app {
+namespace {
+
+// Waits until `ready()`, spinning up to 0.5 ms (two batches' work in a
+// replay; a live capture idles at most that long per batch) before sleeping
+// on `counter` changing. The other side notifies after each change.
+template <class Ready>
+void wait_for(const std::atomic<std::uint32_t>& counter, Ready ready) {
+    using clock = std::chrono::steady_clock;
+    const auto spin_until = clock::now() + std::chrono::microseconds(500);
+    for (std::uint32_t spins = 0;; ++spins) {
+        if (ready()) return;
+        if ((spins & 63) == 63 && clock::now() > spin_until) break;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    for (;;) {
+        const std::uint32_t seen = counter.load(std::memory_order_acquire);
+        if (ready()) return;
+        counter.wait(seen, std::memory_order_acquire);
+    }
+}
+
+}  // namespace
 
 MeasurementWorker::MeasurementWorker(core::FlowMeasurement& measurement)
     : measurement_(measurement), thread_([this] { run(); }) {}
 
 MeasurementWorker::~MeasurementWorker() {
-    {
-        std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    work_ready_.notify_one();
+    drain();
+    // A count with no batch behind it: the change wakes the worker, the flag says stop.
+    stopping_.store(true, std::memory_order_relaxed);
+    submitted_.fetch_add(1, std::memory_order_release);
+    submitted_.notify_one();
     thread_.join();
 }
 
-MeasurementWorker::Batch MeasurementWorker::take_spare() {
-    std::lock_guard lock(mutex_);
-    if (spare_.empty()) return Batch{};
-    Batch batch = std::move(spare_.back());
-    spare_.pop_back();
-    return batch;
-}
+MeasurementWorker::Batch MeasurementWorker::take_spare() { return std::exchange(spare_, Batch{}); }
 
 void MeasurementWorker::submit(Batch batch) {
-    {
-        std::unique_lock lock(mutex_);
-        space_ready_.wait(lock, [this] { return queue_.size() < max_queued; });
-        queue_.push_back(std::move(batch));
-    }
-    work_ready_.notify_one();
+    const std::uint32_t n = submitted_.load(std::memory_order_relaxed);
+    wait_for(added_, [&] { return n - added_.load(std::memory_order_acquire) < ring_size; });
+    // The slot's previous batch has been added and cleared: its buffers are the next spare.
+    Batch& slot = ring_[n % ring_size];
+    spare_ = std::exchange(slot, std::move(batch));
+    submitted_.store(n + 1, std::memory_order_release);
+    submitted_.notify_one();
 }
 
 void MeasurementWorker::drain() {
-    std::unique_lock lock(mutex_);
-    space_ready_.wait(lock, [this] { return queue_.empty() && !busy_; });
+    const std::uint32_t n = submitted_.load(std::memory_order_relaxed);
+    wait_for(added_, [&] { return added_.load(std::memory_order_acquire) == n; });
 }
 
 void MeasurementWorker::run() {
-    std::unique_lock lock(mutex_);
-    for (;;) {
-        work_ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, and nothing left to add
-        Batch batch = std::move(queue_.front());
-        queue_.pop_front();
-        busy_ = true;
-        lock.unlock();
-        space_ready_.notify_one();
+    for (std::uint32_t next = 0;; ++next) {
+        wait_for(submitted_, [&] { return submitted_.load(std::memory_order_acquire) != next; });
+        if (stopping_.load(std::memory_order_relaxed)) return;  // ordered by the acquire above
+        Batch& batch = ring_[next % ring_size];
         measurement_.add_prepared(batch.packets, batch.prepared);
         batch.packets.clear();
-        lock.lock();
-        busy_ = false;
-        spare_.push_back(std::move(batch));
-        space_ready_.notify_one();
+        added_.store(next + 1, std::memory_order_release);
+        added_.notify_one();
     }
 }
 
