@@ -124,6 +124,8 @@ void expect_same_window(const WindowSummary& a, const WindowSummary& b) {
     EXPECT_EQ(a.flows.new_flows, b.flows.new_flows);
     EXPECT_EQ(a.flows.ended, b.flows.ended);
     EXPECT_EQ(a.flows.active, b.flows.active);
+    EXPECT_EQ(a.flows.expired, b.flows.expired);
+    EXPECT_EQ(a.flows.fpr, b.flows.fpr);
 }
 
 // Feeds `stream` in batches of pseudo-random sizes (1 = packet by packet),
@@ -149,19 +151,28 @@ std::vector<WindowSummary> run(FlowMeasurement& m, const std::vector<PacketRecor
 
 // The standard update is additive, so summing packets in the aggregation cache
 // leaves every counter as per-packet updates do; with candidates for every
-// flow, the reports are then the same too.
+// flow, the reports are then the same too, and the lifecycle's counts
+// (generations of 5 ms: the 120 ms stream crosses 24 boundaries, and light
+// flows expire) are those of observing every packet.
 TEST(FlowMeasurement, AggregationCacheLeavesEveryCounterAsPerPacketUpdates) {
     const auto stream = skewed_stream(120'000, 3000, 11);
-    for (const auto variant : {CountMinVariant::kirsch_mitzenmacher, CountMinVariant::standard}) {
+    // 64 slots: flows are displaced all the time; 4096: the heavy ones stay.
+    for (const auto& [variant, slots] : {std::pair{CountMinVariant::kirsch_mitzenmacher, 64u},
+                                        std::pair{CountMinVariant::standard, 64u},
+                                        std::pair{CountMinVariant::kirsch_mitzenmacher, 4096u}}) {
+        SCOPED_TRACE(slots);
         MeasurementConfig config = small_config(1009, 4);
         config.sketch.variant = variant;
         config.top_k = 20;
         config.candidates = 4096;  // every flow fits: selection cannot differ
         config.track_flows = true;
         config.lifecycle.max_flows = 10'000;
+        config.lifecycle.idle_timeout_ns = 20'000'000;
+        config.lifecycle.generations = 4;
         MeasurementConfig direct = config;
         direct.aggregation_slots = 0;
-        config.aggregation_slots = 64;  // small: most flows are displaced many times
+        direct.lifecycle.recent_flow_table = false;  // every packet reads its cells
+        config.aggregation_slots = slots;
         FlowMeasurement cached(config), uncached(direct);
         const auto a = run(cached, stream, 300, 40'000, 1);
         const auto b = run(uncached, stream, 1, 40'000, 2);
@@ -179,6 +190,8 @@ TEST(FlowMeasurement, AggregationCacheLeavesEveryCounterAsPerPacketUpdates) {
         const auto tb = uncached.sketch().totals();
         EXPECT_TRUE(std::equal(ta.begin(), ta.end(), tb.begin()));
         EXPECT_GT(a.back().top_packets.front().estimate, 1000u) << "the stream has a heavy head";
+        EXPECT_GT(a.back().flows.expired, 100.0) << "flows expire";
+        EXPECT_GT(a.back().flows.ended, 100u) << "flows end";
     }
 }
 
@@ -193,6 +206,7 @@ TEST(FlowMeasurement, ReportsDoNotDependOnBatchSizes) {
     config.candidates = 8;
     config.track_flows = true;
     config.lifecycle.max_flows = 50'000;
+    config.lifecycle.idle_timeout_ns = 20'000'000;
     config.aggregation_slots = 256;
     FlowMeasurement one_by_one(config), batched(config);
     const auto a = run(one_by_one, stream, 1, 30'000, 3);
