@@ -185,7 +185,7 @@ SkipReason decode_ipv4(Reader& r, DecodedPacket& out) noexcept {
         const SkipReason reason = read_ports(r, protocol, sport, dport, out.tcp_flags);
         if (reason != SkipReason::none) return reason;
     }
-    out.key = core::FlowKey::ipv4(ip.be32<12>(), ip.be32<16>(), sport, dport, protocol);
+    out.key.assign_ipv4(ip.be32<12>(), ip.be32<16>(), sport, dport, protocol);
     return SkipReason::none;
 }
 

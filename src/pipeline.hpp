@@ -61,8 +61,13 @@ public:
             ++interval_.skipped[static_cast<std::size_t>(reason)];
             return;
         }
-        batch_.push_back(core::PacketRecord{decoded.key, frame.timestamp_ns, frame.wire_length,
-                                            decoded.tcp_flags});
+        // Built in place: a temporary record would be stored in pieces and
+        // copied with wider loads, which stall (store forwarding fails).
+        core::PacketRecord& record = batch_.emplace_back();
+        record.key = decoded.key;
+        record.timestamp_ns = frame.timestamp_ns;
+        record.wire_length = frame.wire_length;
+        record.tcp_flags = decoded.tcp_flags;
         if (batch_.size() == batch_limit_) flush_batch();
     }
 
