@@ -19,9 +19,9 @@ struct Hash128 {
 /// because it is well reviewed, passes SMHasher and runs at memory speed.
 Hash128 hash128(const void* data, std::size_t size, std::uint64_t seed) noexcept;
 
-inline Hash128 hash_key(const FlowKey& key, std::uint64_t seed) noexcept {
-    return hash128(&key, sizeof key, seed);
-}
+/// hash128() of the key's 40 bytes (the same value, computed by a copy of
+/// XXH3 specialised for that length).
+Hash128 hash_key(const FlowKey& key, std::uint64_t seed) noexcept;
 
 /// 64-bit hash (XXH3-64) for when a single value is enough (e.g. independent
 /// reference hash families: seed i gives hash function i).
