@@ -450,7 +450,8 @@ BENCHMARK(BM_LifecycleObserveFlood);
 // ------------------------------------------------------------------ the whole measurement
 
 // FlowMeasurement::add_batch at the CLI's defaults on batches of 256 records
-// (the pipeline's batch size): hash, Count-Min, four candidate sets, lifecycle.
+// (the pipeline's batch size): hash, aggregation cache, Count-Min and four
+// candidate sets for the flows it displaces, lifecycle.
 // Between passes over the stream its timestamps are shifted on (untimed), so
 // time keeps moving as in a replay.
 void BM_AddBatch(benchmark::State& state) {
