@@ -123,14 +123,14 @@ public:
     const MeasurementConfig& config() const noexcept { return config_; }
     std::size_t memory_bytes() const noexcept;
 
-private:
-public:
     /// Lanes of every sketch cell: this interval's and the run's packets and bytes.
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 
 private:
     void update_located(const PacketRecord* packets, const Hash128* hashes,
                         const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
+    void observe_located(const PacketRecord* packets, const Hash128* hashes,
+                         const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
     void flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
@@ -146,7 +146,7 @@ private:
     std::unique_ptr<FlowLifecycle> lifecycle_;
     // add_batch's scratch: one chunk of packets, located; the entries its
     // packets displaced from the cache, and their sketch columns.
-    static constexpr std::size_t chunk_packets = 64;
+    static constexpr std::size_t chunk_packets = 64;  // also the bits of a std::uint64_t mask
     PreparedBatch chunk_;
     std::vector<AggregationCache::Entry> evicted_;
     std::vector<std::uint32_t> evicted_columns_;
