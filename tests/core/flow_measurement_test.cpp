@@ -128,6 +128,14 @@ void expect_same_window(const WindowSummary& a, const WindowSummary& b) {
     EXPECT_EQ(a.flows.fpr, b.flows.fpr);
 }
 
+void expect_same_windows(const std::vector<WindowSummary>& a, const std::vector<WindowSummary>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        SCOPED_TRACE(i);
+        expect_same_window(a[i], b[i]);
+    }
+}
+
 // Feeds `stream` in batches of pseudo-random sizes (1 = packet by packet),
 // closing an interval every `interval` packets; returns every summary.
 std::vector<WindowSummary> run(FlowMeasurement& m, const std::vector<PacketRecord>& stream,
@@ -175,12 +183,7 @@ TEST(FlowMeasurement, AggregationCacheLeavesEveryCounterAsPerPacketUpdates) {
         config.aggregation_slots = slots;
         FlowMeasurement cached(config), uncached(direct);
         const auto a = run(cached, stream, 300, 40'000, 1);
-        const auto b = run(uncached, stream, 1, 40'000, 2);
-        ASSERT_EQ(a.size(), b.size());
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            SCOPED_TRACE(i);
-            expect_same_window(a[i], b[i]);
-        }
+        expect_same_windows(a, run(uncached, stream, 1, 40'000, 2));
         cached.flush_pending();
         const auto ca = cached.sketch().counters();
         const auto cb = uncached.sketch().counters();
@@ -209,13 +212,8 @@ TEST(FlowMeasurement, ReportsDoNotDependOnBatchSizes) {
     config.lifecycle.idle_timeout_ns = 20'000'000;
     config.aggregation_slots = 256;
     FlowMeasurement one_by_one(config), batched(config);
-    const auto a = run(one_by_one, stream, 1, 30'000, 3);
-    const auto b = run(batched, stream, 2048, 30'000, 4);
-    ASSERT_EQ(a.size(), b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        SCOPED_TRACE(i);
-        expect_same_window(a[i], b[i]);
-    }
+    expect_same_windows(run(one_by_one, stream, 1, 30'000, 3),
+                        run(batched, stream, 2048, 30'000, 4));
 }
 
 // With the conservative update the cache changes cells (the update is not
