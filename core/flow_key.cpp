@@ -4,21 +4,6 @@
 
 namespace flowsketch::core {
 
-FlowKey FlowKey::ipv4(std::uint32_t src_host_order, std::uint32_t dst_host_order,
-                      std::uint16_t sport, std::uint16_t dport, std::uint8_t proto) noexcept {
-    FlowKey key;
-    for (int i = 0; i < 4; ++i) {
-        const int shift = 24 - 8 * i;
-        key.src[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(src_host_order >> shift);
-        key.dst[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(dst_host_order >> shift);
-    }
-    key.src_port = sport;
-    key.dst_port = dport;
-    key.protocol = proto;
-    key.family = AddressFamily::ipv4;
-    return key;
-}
-
 FlowKey FlowKey::ipv6(const std::array<std::uint8_t, 16>& src,
                       const std::array<std::uint8_t, 16>& dst, std::uint16_t sport,
                       std::uint16_t dport, std::uint8_t proto) noexcept {

@@ -35,7 +35,11 @@ struct FlowKey {
     }
 
     static FlowKey ipv4(std::uint32_t src_host_order, std::uint32_t dst_host_order,
-                        std::uint16_t sport, std::uint16_t dport, std::uint8_t proto) noexcept;
+                        std::uint16_t sport, std::uint16_t dport, std::uint8_t proto) noexcept {
+        FlowKey key;
+        key.assign_ipv4(src_host_order, dst_host_order, sport, dport, proto);
+        return key;
+    }
     /// Makes this the IPv4 key, written as one 16-byte store per address and
     /// one 8-byte store for the rest: the decoder's caller copies the key with
     /// loads of those widths right away, and a load that spans several smaller
