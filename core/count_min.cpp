@@ -13,7 +13,6 @@
 namespace flowsketch::core {
 namespace {
 
-constexpr std::uint32_t max_lanes = 8;
 constexpr std::uint64_t mersenne61 = (std::uint64_t{1} << 61) - 1;
 
 // x mod (2^61 − 1) for a 122-bit product, without division.
@@ -103,8 +102,8 @@ CountMinSketch::CountMinSketch(const CountMinParams& params) : params_(params) {
     if (params.depth < 1 || params.depth > max_count_min_depth) {
         throw std::invalid_argument("Count-Min depth must be in 1.." + std::to_string(max_count_min_depth));
     }
-    if (params.lanes < 1 || params.lanes > max_lanes) {
-        throw std::invalid_argument("Count-Min lanes must be in 1.." + std::to_string(max_lanes));
+    if (params.lanes < 1 || params.lanes > max_count_min_lanes) {
+        throw std::invalid_argument("Count-Min lanes must be in 1.." + std::to_string(max_count_min_lanes));
     }
     if (params.variant == CountMinVariant::kirsch_mitzenmacher && !is_prime(params.width)) {
         throw std::invalid_argument("Kirsch-Mitzenmacher Count-Min needs a prime width, got " +
@@ -246,8 +245,8 @@ void CountMinSketch::update_and_estimate_at(const std::uint32_t* cols,
         add_and_minimum<Lanes>(counters_.data(), row_stride, params_.depth, cols, weights.data(),
                                estimates.data());
     };
-    static_assert(max_lanes == 8, "one case per lane count");
-    switch (lanes) {  // 1..max_lanes, checked by the constructor
+    static_assert(max_count_min_lanes == 8, "one case per lane count");
+    switch (lanes) {  // 1..max_count_min_lanes, checked by the constructor
         case 1: add.template operator()<1>(); break;
         case 2: add.template operator()<2>(); break;
         case 3: add.template operator()<3>(); break;

@@ -31,6 +31,8 @@ std::string_view variant_name(CountMinVariant variant) noexcept;
 
 /// Largest depth a sketch accepts (callers size per-key column arrays by it).
 inline constexpr std::uint32_t max_count_min_depth = 64;
+/// Most 64-bit counters a cell holds (one per lane).
+inline constexpr std::uint32_t max_count_min_lanes = 8;
 
 struct CountMinParams {
     CountMinVariant variant = CountMinVariant::kirsch_mitzenmacher;

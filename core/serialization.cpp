@@ -8,7 +8,6 @@ namespace flowsketch::core {
 namespace {
 
 constexpr std::uint8_t magic[4] = {0x46, 0x53, 0x4b, 0x31};  // "FSK1"
-constexpr std::uint32_t max_count_min_lanes = 8;
 constexpr std::uint64_t max_filter_bits = std::uint64_t{1} << 40;
 constexpr std::uint64_t max_counting_counters = std::uint64_t{1} << 36;
 
