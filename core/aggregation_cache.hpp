@@ -47,8 +47,6 @@ public:
         shift_ = slots <= 1 ? 64 : 64 - static_cast<std::uint32_t>(__builtin_ctz(slots));
     }
 
-    std::uint32_t slots() const noexcept { return static_cast<std::uint32_t>(entries_.size()); }
-
     void prefetch(const Hash128& hash) const noexcept {
         if (!entries_.empty()) __builtin_prefetch(&entries_[slot_of(hash)], 1, 3);
     }
