@@ -102,7 +102,7 @@ void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128*
     }
     flush_entries(evicted_.data(), displaced);
     if (lifecycle == nullptr) return;
-    constexpr std::size_t lookahead = 6;
+    const std::size_t lookahead = lifecycle->prefetch_lookahead();
     for (std::size_t i = 0; i < std::min(lookahead, n); ++i) lifecycle->prefetch(hashes[i], probes[i]);
     for (std::size_t i = 0; i < n; ++i) {
         if (i + lookahead < n) lifecycle->prefetch(hashes[i + lookahead], probes[i + lookahead]);

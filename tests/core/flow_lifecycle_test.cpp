@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <numbers>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -31,6 +32,9 @@ bool prime(std::uint64_t n) {
     }
     return true;
 }
+
+constexpr SeenFilterKind all_kinds[] = {SeenFilterKind::standard, SeenFilterKind::two_choice,
+                                        SeenFilterKind::blocked};
 
 FlowLifecycleConfig small_config(SeenFilterKind kind, std::uint64_t max_flows, double fpr) {
     FlowLifecycleConfig c;
@@ -56,6 +60,7 @@ TEST(FlowLifecycleSizing, FollowsDesignFormulas) {
     EXPECT_EQ(FlowLifecycleConfig::cells_for(1'000'000, 0.001), expect);
 
     FlowLifecycleConfig c;  // defaults: 1M flows, 0.001, 60 s, G = 8
+    c.kind = SeenFilterKind::standard;
     const FlowLifecycleSizing s = c.sizing();
     EXPECT_EQ(s.cells, expect);
     EXPECT_EQ(s.k, 10u);
@@ -76,6 +81,68 @@ TEST(FlowLifecycleSizing, FollowsDesignFormulas) {
     EXPECT_GE(st.k, 11u);
     EXPECT_LE(st.k, 12u);
     EXPECT_LT(st.design_fpr, s.design_fpr);
+}
+
+// The blocked filter's rate against closed forms. With L ~ Poisson(λ) flows in
+// a block of B cells and j its non-zero cells after k·L uniform probes,
+// E[x^{k·L}] = e^{−λ(1 − x^k)}, so with s_i = e^{−λ(1 − (1 − i/B)^k)}:
+//  k = 1: E[j/B] = 1 − s_1;
+//  k = 2: E[(j/B)²] = (E[j] + E[j(j − 1)])/B², E[j] = B(1 − s_1),
+//         E[j(j − 1)] = B(B − 1)(1 − 2·s_1 + s_2).
+TEST(FlowLifecycleSizing, BlockedRateMatchesClosedForms) {
+    const double b = lifecycle_block_cells;
+    for (const double lambda : {0.01, 1.0, 9.0, 40.0, 300.0}) {
+        const auto s = [&](std::uint32_t k, double i) {
+            return std::exp(-lambda * (1.0 - std::pow(1.0 - i / b, k)));
+        };
+        EXPECT_NEAR(blocked_false_positive_rate(lambda, 1), 1.0 - s(1, 1), 1e-12) << lambda;
+        const double pairs = b * (b - 1) * (1.0 - 2.0 * s(2, 1) + s(2, 2));
+        const double expect2 = (b * (1.0 - s(2, 1)) + pairs) / (b * b);
+        EXPECT_NEAR(blocked_false_positive_rate(lambda, 2), expect2, 1e-12 + 1e-9 * expect2)
+            << lambda;
+    }
+    EXPECT_EQ(blocked_false_positive_rate(0.0, 8), 0.0);
+}
+
+// Blocked sizing: the fewest blocks of 128 cells that meet δ at n flows, over
+// k near the standard one. At δ = 10⁻³ that is k = 8 and about 32% more cells
+// than the standard filter (docs/flow-lifecycle.md, sizing table).
+TEST(FlowLifecycleSizing, BlockedTakesTheFewestBlocksMeetingTheTarget) {
+    FlowLifecycleConfig c;  // the default filter is blocked
+    ASSERT_EQ(c.kind, SeenFilterKind::blocked);
+    const FlowLifecycleSizing s = c.sizing();
+    const double n = static_cast<double>(c.max_flows);
+    ASSERT_EQ(s.cells % lifecycle_block_cells, 0u);
+    const std::uint64_t blocks = s.cells / lifecycle_block_cells;
+    EXPECT_EQ(s.k, 8u);
+    EXPECT_LE(s.design_fpr, c.target_fpr);
+    EXPECT_DOUBLE_EQ(s.design_fpr,
+                     blocked_false_positive_rate(n / static_cast<double>(blocks), s.k));
+    // One block fewer misses δ, with this k or any other.
+    for (std::uint32_t k = 1; k <= 16; ++k) {
+        EXPECT_GT(blocked_false_positive_rate(n / static_cast<double>(blocks - 1), k),
+                  c.target_fpr)
+            << k;
+    }
+    const double standard = static_cast<double>(FlowLifecycleConfig::cells_for(c.max_flows, 0.001));
+    EXPECT_GT(static_cast<double>(s.cells), 1.25 * standard);
+    EXPECT_LT(static_cast<double>(s.cells), 1.40 * standard);
+    EXPECT_EQ(s.table_bytes, (s.cells / 16 + s.cells / 64) * 8 + blocks);
+    // Fill at the plan: 1 − e^{−λ·q}, q = 1 − (1 − 1/128)^k.
+    const double q = 1.0 - std::pow(1.0 - 1.0 / 128.0, s.k);
+    EXPECT_NEAR(s.design_fill, 1.0 - std::exp(-n / static_cast<double>(blocks) * q), 1e-12);
+
+    // Tiny plans still get at least one block; other targets meet theirs.
+    for (const double fpr : {0.5, 0.01, 1e-6}) {
+        for (const std::uint64_t flows : {1ull, 100ull, 1'000'000ull}) {
+            FlowLifecycleConfig t;
+            t.max_flows = flows;
+            t.target_fpr = fpr;
+            const FlowLifecycleSizing st = t.sizing();
+            EXPECT_GE(st.cells, lifecycle_block_cells);
+            EXPECT_LE(st.design_fpr, fpr) << flows << " flows at " << fpr;
+        }
+    }
 }
 
 TEST(FlowLifecycleSizing, RejectsBadConfigurations) {
@@ -109,7 +176,7 @@ TEST(FlowLifecycleSizing, RejectsBadConfigurations) {
 // (= T + T/G when G divides T). With one flow
 // in a large filter a false positive is impossible in practice (f ≈ 10⁻³⁰).
 TEST(FlowLifecycle, ExpiresBetweenTimeoutAndOneGenerationLater) {
-    for (const SeenFilterKind kind : {SeenFilterKind::standard, SeenFilterKind::two_choice}) {
+    for (const SeenFilterKind kind : all_kinds) {
         for (const std::int64_t timeout : {60 * sec, 10 * sec + 7}) {
             for (const std::uint32_t g : {1u, 4u, 14u}) {
                 FlowLifecycleConfig c = small_config(kind, 1000, 0.001);
@@ -177,8 +244,8 @@ TEST(FlowLifecycle, TimeNeverRunsBackwardsAndJumpsAreBounded) {
 // Bounds: ended counts distinct flows with FIN or RST in the interval; a FIN
 // retransmission or FIN then RST of one flow counts once; the count is never
 // above the truth and below it by at most ended_undercount_bound.
-TEST(FlowLifecycle, EndedCountsDistinctFlowsOncePerInterval) {
-    FlowLifecycle life(small_config(SeenFilterKind::standard, 10'000, 0.001));
+void ended_counts_distinct_flows_once_per_interval(SeenFilterKind kind) {
+    FlowLifecycle life(small_config(kind, 10'000, 0.001));
     for (std::uint64_t i = 0; i < 1000; ++i) {
         life.observe(key_hash(i, 3), sec, 0x10);                      // ACK
         life.observe(key_hash(i, 3), sec, i % 2 == 0 ? tcp_fin : tcp_rst);
@@ -198,13 +265,20 @@ TEST(FlowLifecycle, EndedCountsDistinctFlowsOncePerInterval) {
     EXPECT_EQ(c.packets, 1u);
 }
 
+TEST(FlowLifecycle, EndedCountsDistinctFlowsOncePerInterval) {
+    for (const SeenFilterKind kind : {SeenFilterKind::standard, SeenFilterKind::blocked}) {
+        SCOPED_TRACE(seen_filter_kind_name(kind));
+        ended_counts_distinct_flows_once_per_interval(kind);
+    }
+}
+
 // ------------------------------------------------------------------ fpr
 
 // Bound: the observed false-positive rate over fresh keys is within 3 binomial
 // standard errors of the formula from the fill: ρ^k (standard),
 // 1 − (1 − ρ^k)² (two-choice). Loads 0.5, 1 and 2 times the plan.
 TEST(FlowLifecycle, FalsePositiveRateMatchesFillFormula) {
-    for (const SeenFilterKind kind : {SeenFilterKind::standard, SeenFilterKind::two_choice}) {
+    for (const SeenFilterKind kind : all_kinds) {
         for (const double load : {0.5, 1.0, 2.0}) {
             const std::uint64_t plan = 20'000;
             FlowLifecycle life(small_config(kind, plan, 0.01));
@@ -230,6 +304,48 @@ TEST(FlowLifecycle, FalsePositiveRateMatchesFillFormula) {
             if (load == 2.0) {
                 EXPECT_TRUE(c.overfilled);
             }
+        }
+    }
+}
+
+// ------------------------------------------------------ active variance
+
+// Bound: active_stderr is the real spread of n̂. n flows go into 400
+// independent filters (fresh keys and probe seeds each); the sample variance
+// of n̂ over the filters must match the mean stated variance within ±20% (the
+// sampling error of a variance from 400 draws is ±7%) and the mean of n̂ the
+// truth within 4 standard errors of the mean. Without the block-load term the
+// blocked filter's stated variance is 35%, 18% and 11% too small at these
+// loads (the first fails the check).
+TEST(FlowLifecycle, ActiveStandardErrorIsTheRealSpread) {
+    for (const SeenFilterKind kind : {SeenFilterKind::standard, SeenFilterKind::blocked}) {
+        for (const double load : {0.5, 1.0, 3.0}) {
+            const std::uint64_t plan = 2'000;
+            const auto n = static_cast<std::uint64_t>(load * static_cast<double>(plan));
+            const int filters = 400;
+            double sum = 0, squares = 0, stated = 0;
+            for (int r = 0; r < filters; ++r) {
+                FlowLifecycleConfig c = small_config(kind, plan, 0.01);
+                c.seed = static_cast<std::uint64_t>(r) + 1;
+                FlowLifecycle life(c);
+                for (std::uint64_t i = 0; i < n; ++i) {
+                    life.observe(key_hash(i, 1000 + static_cast<std::uint64_t>(r)), sec, 0);
+                }
+                const FlowCounts got = life.interval_counts();
+                sum += got.active;
+                squares += got.active * got.active;
+                stated += got.active_stderr * got.active_stderr;
+            }
+            const double mean = sum / filters;
+            const double variance = (squares - filters * mean * mean) / (filters - 1);
+            stated /= filters;
+            SCOPED_TRACE(::testing::Message() << seen_filter_kind_name(kind) << " load " << load);
+            std::printf("%s load %.1f: sample variance %.1f, stated %.1f, mean %.1f of %llu\n",
+                        seen_filter_kind_name(kind).data(), load, variance, stated, mean,
+                        static_cast<unsigned long long>(n));
+            EXPECT_GT(variance / stated, 0.8);
+            EXPECT_LT(variance / stated, 1.25);
+            EXPECT_NEAR(mean, static_cast<double>(n), 4 * std::sqrt(stated / filters));
         }
     }
 }
@@ -387,7 +503,7 @@ StreamResult run_stream(SeenFilterKind kind, std::uint64_t max_flows, double fpr
                         got.active_lower, got.active_upper, got.expired, expired_truth,
                         got.expired_stderr);
         }
-        if (kind == SeenFilterKind::standard) {
+        if (kind != SeenFilterKind::two_choice) {
             // Estimates with no error stated must be exact (no flows: 0 = 0).
             if (got.active_stderr == 0) {
                 EXPECT_EQ(got.active, active_truth);
@@ -424,12 +540,14 @@ StreamResult run_stream(SeenFilterKind kind, std::uint64_t max_flows, double fpr
 // one, neither loose nor tight), at most 2% beyond 3 (0.27% expected for a
 // normal; the allowance covers the clumping of correlated intervals), and none
 // beyond 4.5. (30 streams: rms 0.97 active, 1.02 expired, 2 of 2,820 beyond 3.)
-TEST(FlowLifecycle, StandardMatchesReferenceModel) {
+class EstimatorMatchesReferenceModel : public ::testing::TestWithParam<SeenFilterKind> {};
+
+TEST_P(EstimatorMatchesReferenceModel, OverIndependentStreams) {
     // ≈ 3,000–8,000 concurrently active flows against a plan of 10,000 at 1%.
     std::vector<double> active_z;
     std::vector<double> expired_z;
     for (std::uint64_t keys = 20; keys < 32; ++keys) {
-        const StreamResult r = run_stream(SeenFilterKind::standard, 10'000, 0.01, keys);
+        const StreamResult r = run_stream(GetParam(), 10'000, 0.01, keys);
         EXPECT_GT(r.total_truth_new, 15'000u);
         active_z.insert(active_z.end(), r.active_z.begin(), r.active_z.end());
         expired_z.insert(expired_z.end(), r.expired_z.begin(), r.expired_z.end());
@@ -446,14 +564,21 @@ TEST(FlowLifecycle, StandardMatchesReferenceModel) {
             beyond3 += std::abs(v) > 3 ? 1u : 0u;
         }
         const double n = static_cast<double>(z->size());
-        std::printf("%s: %zu intervals, mean z %.3f, rms z %.3f, max |z| %.2f, beyond 3: %zu\n",
-                    what, z->size(), sum / n, std::sqrt(squares / n), largest, beyond3);
+        std::printf("%s %s: %zu intervals, mean z %.3f, rms z %.3f, max |z| %.2f, beyond 3: %zu\n",
+                    seen_filter_kind_name(GetParam()).data(), what, z->size(), sum / n, std::sqrt(squares / n), largest, beyond3);
         EXPECT_LE(std::abs(sum / n), 0.3) << what;
         EXPECT_LE(std::sqrt(squares / n), 1.3) << what;
         EXPECT_LE(static_cast<double>(beyond3), 0.02 * n) << what;
         EXPECT_LE(largest, 4.5) << what;
     }
 }
+
+// Standard and blocked answer active and expired with n̂ and its variance formula.
+INSTANTIATE_TEST_SUITE_P(FlowLifecycle, EstimatorMatchesReferenceModel,
+                         ::testing::Values(SeenFilterKind::standard, SeenFilterKind::blocked),
+                         [](const auto& param_info) {
+                             return std::string(seen_filter_kind_name(param_info.param));
+                         });
 
 TEST(FlowLifecycle, TwoChoiceMatchesReferenceModel) {
     const StreamResult r = run_stream(SeenFilterKind::two_choice, 10'000, 0.01, 20);
@@ -467,7 +592,7 @@ TEST(FlowLifecycle, TwoChoiceMatchesReferenceModel) {
 // for both filters, with FIN/RST, generation boundaries, far more flows than
 // table slots (so slots are shared and overwritten) and time jumps.
 TEST(FlowLifecycle, RecentFlowTableChangesNoAnswer) {
-    for (const SeenFilterKind kind : {SeenFilterKind::standard, SeenFilterKind::two_choice}) {
+    for (const SeenFilterKind kind : all_kinds) {
         FlowLifecycleConfig with_table = small_config(kind, 10'000, 0.01);
         FlowLifecycleConfig without_table = with_table;
         without_table.recent_flow_table = false;
@@ -517,7 +642,7 @@ TEST(FlowLifecycle, RecentFlowTableChangesNoAnswer) {
 // report warns, the new-flow count stays within its (now wide) bound and the
 // active estimate within 3 standard errors.
 TEST(FlowLifecycle, FloodKeepsMemoryAndWarns) {
-    for (const SeenFilterKind kind : {SeenFilterKind::standard, SeenFilterKind::two_choice}) {
+    for (const SeenFilterKind kind : all_kinds) {
         FlowLifecycle life(small_config(kind, 200'000, 0.001));
         const std::size_t before = life.memory_bytes();
         const std::uint64_t flood = 1'000'000;
@@ -535,7 +660,7 @@ TEST(FlowLifecycle, FloodKeepsMemoryAndWarns) {
         EXPECT_EQ(c.new_flows, reported_new);
         EXPECT_LE(c.new_flows, flood);
         EXPECT_LE(static_cast<double>(flood - c.new_flows), c.new_undercount_bound);
-        if (kind == SeenFilterKind::standard) {
+        if (kind != SeenFilterKind::two_choice) {
             // One draw: 4 standard errors (a false alarm once in 16,000 seeds).
             EXPECT_NEAR(c.active, static_cast<double>(flood), 4 * c.active_stderr);
         } else {
