@@ -31,7 +31,7 @@ struct SketchDescription {
 /// timestamp Bloom filter (docs/flow-lifecycle.md), each with its error.
 struct FlowSection {
     core::FlowSummary counts;
-    std::string seen_filter;        // "standard" or "two-choice"
+    std::string seen_filter;        // "blocked", "standard" or "two-choice"
     double idle_timeout = 0;        // seconds
     std::uint32_t generations = 0;  // G: a flow expires T..T+T/G after its last packet
     std::uint64_t max_flows = 0;    // planned concurrently active flows

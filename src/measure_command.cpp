@@ -41,7 +41,7 @@ struct MeasureOptions {
     double idle_timeout = 60.0;
     std::uint64_t max_flows = 1'000'000;
     double flow_fpr = 0.001;
-    std::string seen_filter = "standard";
+    std::string seen_filter = "blocked";
     std::uint32_t generations = 8;
     std::string output;        // empty: standard output
     bool also_stdout = false;  // with --output: print to standard output as well
@@ -211,9 +211,10 @@ int run_measure(const MeasureOptions& options) {
     config.measurement.lifecycle.idle_timeout_ns =
         static_cast<std::int64_t>(std::llround(options.idle_timeout * 1e9));
     config.measurement.lifecycle.generations = options.generations;
-    config.measurement.lifecycle.kind = options.seen_filter == "two-choice"
-                                            ? core::SeenFilterKind::two_choice
-                                            : core::SeenFilterKind::standard;
+    config.measurement.lifecycle.kind =
+        options.seen_filter == "two-choice" ? core::SeenFilterKind::two_choice
+        : options.seen_filter == "standard" ? core::SeenFilterKind::standard
+                                            : core::SeenFilterKind::blocked;
     // One event loop for live capture, paced replays and the metrics endpoint.
     boost::asio::io_context io;
     std::unique_ptr<MetricsServer> metrics_server;
@@ -339,8 +340,9 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
         ->check(CLI::Range(1e-9, 0.5))
         ->capture_default_str();
     app.add_option("--seen-filter", options->seen_filter,
-                   "Seen-flow filter: standard, or two-choice (power of two choices)")
-        ->check(CLI::IsMember({"standard", "two-choice"}))
+                   "Seen-flow filter: blocked (one cache line per flow), standard, or "
+                   "two-choice (power of two choices)")
+        ->check(CLI::IsMember({"blocked", "standard", "two-choice"}))
         ->capture_default_str();
     app.add_option("--generations", options->generations,
                    "Generations per idle timeout: flows expire within timeout/G after it")
