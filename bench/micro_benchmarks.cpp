@@ -50,6 +50,7 @@ using flowsketch::core::FlowMeasurement;
 using flowsketch::core::Hash128;
 using flowsketch::core::HeavyHitterCandidates;
 using flowsketch::core::MeasurementConfig;
+using flowsketch::core::SeenFilterKind;
 using flowsketch::core::PacketRecord;
 using flowsketch::core::Xoshiro256;
 
@@ -75,9 +76,16 @@ CountMinParams cli_sketch_params() {
     return CountMinParams::for_error(cli_epsilon, cli_delta, CountMinVariant::kirsch_mitzenmacher);
 }
 
-MeasurementConfig cli_measurement_config() {
+MeasurementConfig cli_measurement_config(SeenFilterKind kind) {
     MeasurementConfig config;  // top 10, lifecycle defaults (1M flows, fpr 0.001, 60 s, G = 8)
     config.sketch = cli_sketch_params();
+    config.lifecycle.kind = kind;
+    return config;
+}
+
+FlowLifecycleConfig lifecycle_config(SeenFilterKind kind) {
+    FlowLifecycleConfig config;  // 1M flows, fpr 0.001, 60 s, G = 8
+    config.kind = kind;
     return config;
 }
 
@@ -388,9 +396,9 @@ BENCHMARK(BM_HeavyHitterOffer);
 // The long stream's flows (Zipf over 100,000: the working set of trace a),
 // packet time advancing, so generations turn over (and their cell passes
 // count) as in a replay. distinct_flows is that of the long stream.
-void BM_LifecycleObserveWorkingSet(benchmark::State& state) {
+void BM_LifecycleObserveWorkingSet(benchmark::State& state, SeenFilterKind kind) {
     const Stream& s = stream();
-    FlowLifecycle lifecycle{FlowLifecycleConfig{}};
+    FlowLifecycle lifecycle{lifecycle_config(kind)};
     std::int64_t now = start_ns;
     std::uint64_t new_flows = 0;
     std::size_t i = 0;
@@ -407,14 +415,16 @@ void BM_LifecycleObserveWorkingSet(benchmark::State& state) {
     state.counters["new_flows"] = static_cast<double>(new_flows);
     state.counters["cell_passes"] = static_cast<double>(lifecycle.cell_passes());
 }
-BENCHMARK(BM_LifecycleObserveWorkingSet);
+// The default (blocked: one cache line per flow) and the standard filter (k lines).
+BENCHMARK_CAPTURE(BM_LifecycleObserveWorkingSet, blocked, SeenFilterKind::blocked);
+BENCHMARK_CAPTURE(BM_LifecycleObserveWorkingSet, standard, SeenFilterKind::standard);
 
 // A SYN flood: every packet a flow never seen before (fresh random hashes,
 // generated untimed in blocks), SYN flags, packet time advancing. The filter
 // is first filled (untimed) with its design load, 1,000,000 flows, so timing
 // starts where a sustained flood keeps it: at or past its design fill.
-void BM_LifecycleObserveFlood(benchmark::State& state) {
-    FlowLifecycle lifecycle{FlowLifecycleConfig{}};
+void BM_LifecycleObserveFlood(benchmark::State& state, SeenFilterKind kind) {
+    FlowLifecycle lifecycle{lifecycle_config(kind)};
     std::vector<Hash128> fresh(stream_length);
     Xoshiro256 rng(11);
     const auto refill = [&] {
@@ -445,7 +455,8 @@ void BM_LifecycleObserveFlood(benchmark::State& state) {
     state.counters["new_flows"] = static_cast<double>(new_flows);
     state.counters["fpr_at_end"] = lifecycle.interval_counts().fpr;
 }
-BENCHMARK(BM_LifecycleObserveFlood);
+BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, blocked, SeenFilterKind::blocked);
+BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, standard, SeenFilterKind::standard);
 
 // ------------------------------------------------------------------ the whole measurement
 
@@ -454,9 +465,9 @@ BENCHMARK(BM_LifecycleObserveFlood);
 // candidate sets for the flows it displaces, lifecycle.
 // Between passes over the stream its timestamps are shifted on (untimed), so
 // time keeps moving as in a replay.
-void BM_AddBatch(benchmark::State& state) {
+void BM_AddBatch(benchmark::State& state, SeenFilterKind kind) {
     std::vector<PacketRecord> records = stream().records;
-    FlowMeasurement measurement(cli_measurement_config());
+    FlowMeasurement measurement(cli_measurement_config(kind));
     const std::int64_t pass_span = static_cast<std::int64_t>(stream_length) * packet_spacing_ns;
     std::size_t begin = 0;
     for (auto _ : state) {
@@ -476,11 +487,12 @@ void BM_AddBatch(benchmark::State& state) {
         static_cast<double>(batch_size), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
     state.counters["state_MiB"] = static_cast<double>(measurement.memory_bytes()) / (1024.0 * 1024.0);
 }
-BENCHMARK(BM_AddBatch);
+BENCHMARK_CAPTURE(BM_AddBatch, blocked, SeenFilterKind::blocked);
+BENCHMARK_CAPTURE(BM_AddBatch, standard, SeenFilterKind::standard);
 
 // The same under a flood: every record a new flow (keys rewritten untimed
 // between passes with fresh source addresses and ports; SYN flags).
-void BM_AddBatchFlood(benchmark::State& state) {
+void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind) {
     std::vector<PacketRecord> records = stream().records;
     Xoshiro256 rng(13);
     const auto refresh = [&] {
@@ -492,7 +504,7 @@ void BM_AddBatchFlood(benchmark::State& state) {
         }
     };
     refresh();
-    FlowMeasurement measurement(cli_measurement_config());
+    FlowMeasurement measurement(cli_measurement_config(kind));
     const std::int64_t pass_span = static_cast<std::int64_t>(stream_length) * packet_spacing_ns;
     std::size_t begin = 0;
     for (auto _ : state) {
@@ -511,7 +523,8 @@ void BM_AddBatchFlood(benchmark::State& state) {
     state.counters["ns_per_packet"] = benchmark::Counter(
         static_cast<double>(batch_size), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_AddBatchFlood);
+BENCHMARK_CAPTURE(BM_AddBatchFlood, blocked, SeenFilterKind::blocked);
+BENCHMARK_CAPTURE(BM_AddBatchFlood, standard, SeenFilterKind::standard);
 
 }  // namespace
 
