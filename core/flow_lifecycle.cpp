@@ -612,27 +612,38 @@ void FlowLifecycle::rotate_once() noexcept {
     // nibble equals the stamp iff the nibble of word ^ pattern is zero).
     const std::uint32_t leaving = stamp_at_age_[live_ - 1];
     const std::uint64_t pattern = nibble_ones * leaving;
-    const auto clear = [pattern](std::uint64_t& word) noexcept {
-        const std::uint64_t equal = ~nonzero_nibbles(word ^ pattern) & nibble_ones;
-        word &= ~(equal * 15);
-        return sum_of_nibbles(equal);
+    const auto leaving_nibbles = [pattern](std::uint64_t word) noexcept {
+        return ~nonzero_nibbles(word ^ pattern) & nibble_ones;
     };
     std::uint64_t cleared = 0;
-    if (blocked_) {  // the same pass, block by block, recounts the fill histogram
-        fill_blocks_.fill(0);
+    if (blocked_) {
+        // Block by block, recounting each block's fill (the cells cleared are
+        // the drop) and the fill histogram. An empty block stays empty: skipped.
+        std::array<std::uint64_t, lifecycle_block_cells + 1> histogram{};
+        std::uint64_t visited = 0;
         for (std::uint64_t block = 0; block < blocks_; ++block) {
+            std::uint8_t& fill = block_nonzero_[block];
+            if (fill == 0) continue;
+            ++visited;
             std::uint64_t* words = &cells_[block * block_words];
-            std::uint64_t flags = 0;
+            std::uint64_t flags = 0;  // per nibble: in how many of the 8 words it is non-zero
             for (std::uint32_t w = 0; w < block_words; ++w) {
-                cleared += clear(words[w]);
+                words[w] &= ~(leaving_nibbles(words[w]) * 15);
                 flags += nonzero_nibbles(words[w]);
             }
-            const std::uint32_t fill = sum_of_nibbles(flags);
-            block_nonzero_[block] = static_cast<std::uint8_t>(fill);
-            ++fill_blocks_[fill];
+            const std::uint32_t now = sum_of_nibbles(flags);
+            cleared += fill - now;
+            fill = static_cast<std::uint8_t>(now);
+            ++histogram[now];
         }
+        histogram[0] += blocks_ - visited;
+        fill_blocks_ = histogram;
     } else {
-        for (std::uint64_t& word : cells_) cleared += clear(word);
+        for (std::uint64_t& word : cells_) {
+            const std::uint64_t equal = leaving_nibbles(word);
+            cleared += sum_of_nibbles(equal);
+            word &= ~(equal * 15);
+        }
     }
     ++cell_passes_;
     const double zeros_before = static_cast<double>(m_ - nonzero_);

@@ -308,6 +308,33 @@ TEST(FlowLifecycle, FalsePositiveRateMatchesFillFormula) {
     }
 }
 
+// The same after generations turn over: the reported rate follows the cells
+// the boundary passes cleared (for blocked, the fill counts they recount).
+// Twice the plan enters, then half of it again two generations later; once
+// the first wave has left the window, fresh keys see only the second.
+TEST(FlowLifecycle, FalsePositiveRateFollowsExpiry) {
+    for (const SeenFilterKind kind : all_kinds) {
+        const std::uint64_t plan = 20'000;
+        FlowLifecycle life(small_config(kind, plan, 0.01));
+        const std::int64_t p = life.generation_period_ns();
+        for (std::uint64_t i = 0; i < 2 * plan; ++i) life.observe(key_hash(i, 12), sec, 0);
+        const double full = life.interval_counts().fpr;
+        for (std::uint64_t i = 0; i < plan / 2; ++i) life.observe(key_hash(i, 13), sec + 2 * p, 0);
+        life.advance_to(sec + 5 * p);  // the first wave's generation leaves (G = 4)
+        const FlowCounts c = life.interval_counts();
+        EXPECT_LT(c.fpr, full / 100) << seen_filter_kind_name(kind);
+        const std::uint64_t trials = 400'000;
+        std::uint64_t positives = 0;
+        for (std::uint64_t i = 0; i < trials; ++i) {
+            positives += life.contains(key_hash(i, 14)) ? 1u : 0u;
+        }
+        const double observed = static_cast<double>(positives) / static_cast<double>(trials);
+        EXPECT_NEAR(observed, c.fpr, 3 * binomial_se(c.fpr, static_cast<double>(trials)))
+            << seen_filter_kind_name(kind);
+        EXPECT_GT(positives, 0u) << "the check needs a measurable rate";
+    }
+}
+
 // ------------------------------------------------------ active variance
 
 // Bound: active_stderr is the real spread of n̂. n flows go into 400
