@@ -416,7 +416,8 @@ bool FlowLifecycle::observe(const Hash128& hash, const Probes& probes, std::int6
     generate(probes, pos);
     const Scan first = scan(pos);
     bool is_new = false;
-    if (first.max_age != 0) {  // age 0 everywhere: refreshed this generation already
+    bool current = first.max_age == 0;  // refreshed in this generation already: nothing to write
+    if (!current) {
         if (config_.kind != SeenFilterKind::two_choice) {
             is_new = first.max_age == dead;
             touch(pos, first);
@@ -438,11 +439,17 @@ bool FlowLifecycle::observe(const Hash128& hash, const Probes& probes, std::int6
                 use_second = second.zeros < first.zeros ||
                              (second.zeros == first.zeros && (hash.h2 & 1) != 0);
             }
+            current = use_second && second.max_age == 0;
             touch(use_second ? pos2 : pos, use_second ? second : first);
         }
     }
     if (ends) note_end(pos);
-    if (config_.recent_flow_table) recent_[hash.h1 & recent_mask_] = Recent{hash.h1, hash.h2, epoch_};
+    // A flow enters the table at its second packet in a generation, the first
+    // that finds its cells current: the single packets of a flood (or of any
+    // short flow) do not push the busy flows out.
+    if (current && config_.recent_flow_table) {
+        recent_[hash.h1 & recent_mask_] = Recent{hash.h1, hash.h2, epoch_};
+    }
     return is_new;
 }
 
