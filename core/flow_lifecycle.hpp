@@ -241,6 +241,11 @@ private:
     }
     Scan scan(const std::uint64_t* pos) const noexcept;
     void touch(const std::uint64_t* pos, const Scan& s) noexcept;
+    struct BlockResult {
+        bool current = false;  // every probed cell already held the current stamp
+        bool is_new = false;   // some probed cell was zero
+    };
+    BlockResult refresh_block(const Probes& probes) noexcept;
     void note_end(const std::uint64_t* pos) noexcept;
     void advance_slow(std::int64_t timestamp_ns) noexcept;
     void rotate_once() noexcept;
