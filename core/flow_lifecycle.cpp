@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <mutex>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -120,6 +121,55 @@ double blocked_rate(BlockFillPowers& powers, double lambda) {
     return sum;
 }
 
+struct BlockedSizing {
+    std::uint64_t max_flows = 0;
+    double target_fpr = 0;
+    std::uint32_t k = 0;
+    std::uint64_t blocks = 0;  // 0: no k meets δ within max_cells
+    double design_fpr = 0;
+};
+
+// The search behind FlowLifecycleConfig::sizing() for the blocked filter (see
+// there). It costs a few milliseconds (tens under the sanitizers), and a
+// process builds filters of the same configuration again and again (the
+// fuzz targets once per input, tests per case): the last results are kept.
+BlockedSizing blocked_sizing(std::uint64_t max_flows, double target_fpr, std::uint32_t k_std) {
+    static std::mutex mutex;
+    static std::vector<BlockedSizing> known;
+    const std::lock_guard<std::mutex> lock(mutex);
+    for (const BlockedSizing& b : known) {
+        if (b.max_flows == max_flows && b.target_fpr == target_fpr) return b;
+    }
+    if (known.size() == 64) known.clear();  // bounded
+    BlockedSizing result;
+    result.max_flows = max_flows;
+    result.target_fpr = target_fpr;
+    const double n = static_cast<double>(max_flows);
+    const std::uint32_t k_min = k_std > 6 ? k_std - 6 : 1;
+    const std::uint32_t k_max = std::min<std::uint32_t>(max_probes, k_std + 2);
+    for (std::uint32_t k = k_min; k <= k_max; ++k) {
+        BlockFillPowers powers(k);
+        double lo = 0.0;
+        double hi = 2.0 * lifecycle_block_cells * std::numbers::ln2 / k;
+        while (blocked_rate(powers, hi) <= target_fpr && hi < 1e7) hi *= 2.0;
+        for (int i = 0; i < 48; ++i) {
+            const double mid = 0.5 * (lo + hi);
+            (blocked_rate(powers, mid) <= target_fpr ? lo : hi) = mid;
+        }
+        if (!(lo > 0.0)) continue;  // no load meets δ with this k
+        const double blocks = std::max(1.0, std::ceil(n / lo));
+        if (blocks * lifecycle_block_cells > static_cast<double>(max_cells)) continue;
+        const auto b = static_cast<std::uint64_t>(blocks);
+        if (result.blocks == 0 || b < result.blocks) {
+            result.blocks = b;
+            result.k = k;
+            result.design_fpr = blocked_rate(powers, n / blocks);
+        }
+    }
+    known.push_back(result);
+    return result;
+}
+
 /// Deviation t with P(X ≥ μ + t) ≤ 10⁻³ for a sum of (martingale) Bernoulli
 /// indicators with mean and variance at most μ (Freedman/Bernstein):
 /// exp(−t²/(2(μ + t/3))) = 10⁻³  ⇔  t = L/3 + √((L/3)² + 2μL), L = ln 1000.
@@ -202,29 +252,10 @@ FlowLifecycleSizing FlowLifecycleConfig::sizing() const {
         // f(λ_k) ≤ δ (f grows with λ: bisection); keep the k needing the fewest
         // blocks ⌈n/λ_k⌉ (ties: fewer probes). The optimum sits below the
         // standard k (8 instead of 10 at δ = 10⁻³): a block's cells fill unevenly.
-        const std::uint32_t k_std = s.k;
-        const std::uint32_t k_min = k_std > 6 ? k_std - 6 : 1;
-        const std::uint32_t k_max = std::min<std::uint32_t>(max_probes, k_std + 2);
-        std::uint64_t best_blocks = 0;
-        for (std::uint32_t k = k_min; k <= k_max; ++k) {
-            BlockFillPowers powers(k);
-            double lo = 0.0;
-            double hi = 2.0 * lifecycle_block_cells * std::numbers::ln2 / k;
-            while (blocked_rate(powers, hi) <= target_fpr && hi < 1e7) hi *= 2.0;
-            for (int i = 0; i < 48; ++i) {
-                const double mid = 0.5 * (lo + hi);
-                (blocked_rate(powers, mid) <= target_fpr ? lo : hi) = mid;
-            }
-            if (!(lo > 0.0)) continue;  // no load meets δ with this k
-            const double blocks = std::max(1.0, std::ceil(n / lo));
-            if (blocks * lifecycle_block_cells > static_cast<double>(max_cells)) continue;
-            const auto b = static_cast<std::uint64_t>(blocks);
-            if (best_blocks == 0 || b < best_blocks) {
-                best_blocks = b;
-                s.k = k;
-                s.design_fpr = blocked_rate(powers, n / blocks);
-            }
-        }
+        const BlockedSizing b = blocked_sizing(max_flows, target_fpr, s.k);
+        const std::uint64_t best_blocks = b.blocks;
+        s.k = b.k;
+        s.design_fpr = b.design_fpr;
         if (best_blocks == 0) {
             throw std::invalid_argument("max-flows " + std::to_string(max_flows) +
                                         " at this flow-fpr needs more than 2^36 filter cells");
