@@ -313,8 +313,9 @@ FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
     cells_.assign(static_cast<std::size_t>((m_ + 15) / 16), 0);
     ended_bits_.assign(static_cast<std::size_t>((m_ + 63) / 64), 0);
     block_nonzero_.assign(static_cast<std::size_t>(blocks_), 0);
-    recent_.assign(config_.recent_flow_table ? recent_slots : 1, Recent{});
+    recent_.assign(config_.recent_flow_table ? recent_slots : 2, Recent{});
     recent_mask_ = recent_.size() - 1;
+    clear_recent();
     for (std::uint32_t age = 0; age < 16; ++age) {
         // stamp(age) = cur − age on the cycle 1..15.
         stamp_at_age_[age] = static_cast<std::uint8_t>(
@@ -492,7 +493,7 @@ bool FlowLifecycle::observe(const Hash128& hash, const Probes& probes, std::int6
             note_end(pos);
         }
         if (r.current && config_.recent_flow_table) {
-            recent_[hash.h1 & recent_mask_] = Recent{hash.h1, hash.h2, epoch_};
+            recent_[hash.h1 & recent_mask_] = Recent{hash.h1, hash.h2};
         }
         return r.is_new;
     }
@@ -531,7 +532,7 @@ bool FlowLifecycle::observe(const Hash128& hash, const Probes& probes, std::int6
     // that finds its cells current: the single packets of a flood (or of any
     // short flow) do not push the busy flows out.
     if (current && config_.recent_flow_table) {
-        recent_[hash.h1 & recent_mask_] = Recent{hash.h1, hash.h2, epoch_};
+        recent_[hash.h1 & recent_mask_] = Recent{hash.h1, hash.h2};
     }
     return is_new;
 }
@@ -549,6 +550,12 @@ void FlowLifecycle::prefetch(const Hash128& hash, const Probes& probes) const no
         g += probes.step;
         if (g >= m_) g -= m_;
     }
+}
+
+// An empty slot i holds h1 = i ^ 1: a flow in slot i has h1 & mask = i, so
+// it never matches (the mask has at least one bit: two slots at least).
+void FlowLifecycle::clear_recent() noexcept {
+    for (std::size_t i = 0; i < recent_.size(); ++i) recent_[i] = Recent{i ^ 1, 0};
 }
 
 bool FlowLifecycle::contains(const Hash128& hash) const noexcept {
@@ -646,7 +653,7 @@ void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
         return;
     }
     if (timestamp_ns < next_boundary_ns_) return;
-    ++epoch_;  // cells change: no flow is "refreshed in this generation" any more
+    clear_recent();  // cells change: no flow is "refreshed in this generation" any more
     // Unsigned difference: exact even if the two times are centuries apart.
     const std::uint64_t period = static_cast<std::uint64_t>(period_ns_);
     const std::uint64_t elapsed =

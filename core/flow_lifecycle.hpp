@@ -216,21 +216,22 @@ private:
     // packets only write that stamp; only a boundary clears), so its next
     // packets change nothing: observe() answers them from here, without the k
     // cell reads. Exact: entries match on the whole 128-bit hash, from which
-    // the probes are derived, and a boundary (epoch_) invalidates them all.
+    // the probes are derived, and a boundary empties the table. 16 bytes, so
+    // an entry never straddles two cache lines.
     struct Recent {
         std::uint64_t h1 = 0;
         std::uint64_t h2 = 0;
-        std::uint64_t epoch = 0;  // 0: empty
     };
     static constexpr std::size_t recent_slots = std::size_t{1} << 15;
-    // With the table off, one slot that is never written (epoch 0 never matches).
+    // With the table off, two slots that are never written.
     const Recent& recent_slot(const Hash128& hash) const noexcept {
         return recent_[hash.h1 & recent_mask_];
     }
     bool is_recent(const Hash128& hash) const noexcept {
         const Recent& r = recent_slot(hash);
-        return r.epoch == epoch_ && r.h1 == hash.h1 && r.h2 == hash.h2;
+        return r.h1 == hash.h1 && r.h2 == hash.h2;
     }
+    void clear_recent() noexcept;
 
     void generate(const Hash128& hash, std::uint64_t* out) const noexcept;
     void generate(const Probes& probes, std::uint64_t* out) const noexcept;
@@ -273,7 +274,6 @@ private:
     std::vector<std::uint8_t> block_nonzero_;  // blocked: non-zero cells per block (0..128)
     std::vector<Recent> recent_;
     std::uint64_t recent_mask_ = 0;
-    std::uint64_t epoch_ = 1;               // + 1 at every change of generation
     std::uint64_t nonzero_ = 0;
     std::uint64_t ended_ones_ = 0;
     // Blocked: how many blocks have j non-zero cells (seen filter) or j set
