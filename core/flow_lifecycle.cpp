@@ -46,6 +46,20 @@ bool is_prime(std::uint64_t n) noexcept {
     return true;
 }
 
+/// The blocked filter's k offsets in the block, from Probes::step: consecutive
+/// 7-bit fields (9 per word), further words by remixing the last.
+template <class Visit>
+void for_each_block_offset(std::uint64_t word, std::uint32_t k, Visit visit) noexcept {
+    for (std::uint32_t i = 0;;) {
+        const std::uint32_t end = std::min(k, i + offsets_per_word);
+        for (std::uint64_t bits = word; i < end; ++i, bits >>= 7) {
+            visit(static_cast<std::uint32_t>(bits & (lifecycle_block_cells - 1)));
+        }
+        if (i == k) return;
+        word = mix64(word + block_salt);
+    }
+}
+
 /// The low bit of each non-zero nibble of x.
 std::uint64_t nonzero_nibbles(std::uint64_t x) noexcept {
     return (x | x >> 1 | x >> 2 | x >> 3) & nibble_ones;
@@ -349,16 +363,11 @@ FlowLifecycle::Probes FlowLifecycle::locate(const Hash128& hash) const noexcept 
 
 void FlowLifecycle::generate(const Probes& probes, std::uint64_t* out) const noexcept {
     if (blocked_) {
-        std::uint64_t word = probes.step;
         std::uint32_t i = 0;
-        for (;;) {
-            const std::uint32_t end = std::min(k_, i + offsets_per_word);
-            for (std::uint64_t bits = word; i < end; ++i, bits >>= 7) {
-                out[i] = probes.first + (bits & (lifecycle_block_cells - 1));
-            }
-            if (i == k_) return;
-            word = mix64(word + block_salt);
-        }
+        for_each_block_offset(probes.step, k_, [&](std::uint32_t offset) {
+            out[i++] = probes.first + offset;
+        });
+        return;
     }
     std::uint64_t g = probes.first;
     for (std::uint32_t i = 0; i < k_; ++i) {
@@ -420,16 +429,9 @@ void FlowLifecycle::touch(const std::uint64_t* pos, const Scan& s) noexcept {
 // not kept here.
 FlowLifecycle::BlockResult FlowLifecycle::refresh_block(const Probes& probes) noexcept {
     std::uint64_t mask[block_words] = {};
-    std::uint64_t word = probes.step;
-    for (std::uint32_t i = 0;;) {
-        const std::uint32_t end = std::min(k_, i + offsets_per_word);
-        for (std::uint64_t bits = word; i < end; ++i, bits >>= 7) {
-            const std::uint32_t offset = static_cast<std::uint32_t>(bits & (lifecycle_block_cells - 1));
-            mask[offset >> 4] |= std::uint64_t{15} << ((offset & 15) << 2);
-        }
-        if (i == k_) break;
-        word = mix64(word + block_salt);
-    }
+    for_each_block_offset(probes.step, k_, [&](std::uint32_t offset) {
+        mask[offset >> 4] |= std::uint64_t{15} << ((offset & 15) << 2);
+    });
     std::uint64_t* cells = &cells_[probes.first >> 4];
     const std::uint64_t stamp = nibble_ones * cur_stamp_;
     std::uint64_t stale = 0;
@@ -574,26 +576,22 @@ void FlowLifecycle::advance_to(std::int64_t timestamp_ns) noexcept {
 // Blocked: a fresh key's probes are uniform in a uniform block, so it is a
 // false positive with probability (1/β)·Σ_blocks (fill of the block)^k.
 double FlowLifecycle::current_fpr() const noexcept {
-    if (blocked_) {
-        double sum = 0.0;
-        for (std::uint32_t j = 1; j <= lifecycle_block_cells; ++j) {
-            sum += static_cast<double>(fill_blocks_[j]) * fill_power_[j];
-        }
-        return sum / static_cast<double>(blocks_);
-    }
+    if (blocked_) return blocked_fpr(fill_blocks_);
     const double fill = static_cast<double>(nonzero_) / static_cast<double>(m_);
     if (config_.kind == SeenFilterKind::standard) return std::pow(fill, static_cast<double>(k_));
     return two_choice_false_positive_rate(fill, k_, 2);
 }
 
-double FlowLifecycle::ended_fpr() const noexcept {
-    if (blocked_) {
-        double sum = 0.0;
-        for (std::uint32_t j = 1; j <= lifecycle_block_cells; ++j) {
-            sum += static_cast<double>(ended_fill_blocks_[j]) * fill_power_[j];
-        }
-        return sum / static_cast<double>(blocks_);
+double FlowLifecycle::blocked_fpr(const FillHistogram& blocks_by_fill) const noexcept {
+    double sum = 0.0;
+    for (std::uint32_t j = 1; j <= lifecycle_block_cells; ++j) {
+        sum += static_cast<double>(blocks_by_fill[j]) * fill_power_[j];
     }
+    return sum / static_cast<double>(blocks_);
+}
+
+double FlowLifecycle::ended_fpr() const noexcept {
+    if (blocked_) return blocked_fpr(ended_fill_blocks_);
     const double fill = static_cast<double>(ended_ones_) / static_cast<double>(m_);
     return std::pow(fill, static_cast<double>(k_));
 }
@@ -716,7 +714,7 @@ void FlowLifecycle::rotate_once() noexcept {
     if (blocked_) {
         // Block by block, recounting each block's fill (the cells cleared are
         // the drop) and the fill histogram. An empty block stays empty: skipped.
-        std::array<std::uint64_t, lifecycle_block_cells + 1> histogram{};
+        FillHistogram histogram{};
         std::uint64_t visited = 0;
         for (std::uint64_t block = 0; block < blocks_; ++block) {
             std::uint8_t& fill = block_nonzero_[block];

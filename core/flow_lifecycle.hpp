@@ -251,8 +251,10 @@ private:
     void advance_slow(std::int64_t timestamp_ns) noexcept;
     void rotate_once() noexcept;
     void close_segment() noexcept;
+    using FillHistogram = std::array<std::uint64_t, lifecycle_block_cells + 1>;
     double current_fpr() const noexcept;
     double ended_fpr() const noexcept;
+    double blocked_fpr(const FillHistogram& blocks_by_fill) const noexcept;
     double estimate(double zeros) const noexcept;
     double estimate_variance(double zeros) const noexcept;
 
@@ -278,8 +280,8 @@ private:
     std::uint64_t ended_ones_ = 0;
     // Blocked: how many blocks have j non-zero cells (seen filter) or j set
     // bits (ended filter), j = 0..128, and (j/128)^k: f = Σ_j blocks(j)·(j/128)^k / β.
-    std::array<std::uint64_t, lifecycle_block_cells + 1> fill_blocks_{};
-    std::array<std::uint64_t, lifecycle_block_cells + 1> ended_fill_blocks_{};
+    FillHistogram fill_blocks_{};
+    FillHistogram ended_fill_blocks_{};
     std::array<double, lifecycle_block_cells + 1> fill_power_{};
 
     bool started_ = false;
