@@ -129,8 +129,6 @@ public:
 private:
     void update_located(const PacketRecord* packets, const Hash128* hashes,
                         const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
-    void observe_located(const PacketRecord* packets, const Hash128* hashes,
-                         const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
     void flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
@@ -146,7 +144,7 @@ private:
     std::unique_ptr<FlowLifecycle> lifecycle_;
     // add_batch's scratch: one chunk of packets, located; the entries its
     // packets displaced from the cache, and their sketch columns.
-    static constexpr std::size_t chunk_packets = 64;  // also the bits of a std::uint64_t mask
+    static constexpr std::size_t chunk_packets = 64;
     PreparedBatch chunk_;
     std::vector<AggregationCache::Entry> evicted_;
     std::vector<std::uint32_t> evicted_columns_;
