@@ -73,16 +73,28 @@ std::uint32_t sum_of_nibbles(std::uint64_t x) noexcept {
     return static_cast<std::uint32_t>((per_byte * byte_ones) >> 56);
 }
 
+/// (j/128)^k for j = 0..128: the chance that k probes of a fresh key all hit
+/// non-zero cells of a block with j of them.
+std::array<double, lifecycle_block_cells + 1> block_fill_powers(std::uint32_t k) {
+    std::array<double, lifecycle_block_cells + 1> powers{};
+    for (std::uint32_t j = 0; j <= lifecycle_block_cells; ++j) {
+        powers[j] = std::pow(static_cast<double>(j) / lifecycle_block_cells, k);
+    }
+    return powers;
+}
+
+/// q = 1 − (1 − 1/128)^k: the chance that a flow probes a given cell of its block.
+double block_hit_probability(std::uint32_t k) {
+    return -std::expm1(k * std::log1p(-1.0 / lifecycle_block_cells));
+}
+
 /// E[(j/128)^k | L flows in a block], j the block's non-zero cells after the
 /// k·L uniform probes of L flows, for L = 0, 1, ...: the occupancy
 /// distribution of the probes, advanced one probe at a time and extended on demand.
 class BlockFillPowers {
 public:
-    explicit BlockFillPowers(std::uint32_t k) : k_(k) {
+    explicit BlockFillPowers(std::uint32_t k) : k_(k), powers_(block_fill_powers(k)) {
         occupancy_[0] = 1.0;
-        for (std::uint32_t j = 0; j <= lifecycle_block_cells; ++j) {
-            powers_[j] = std::pow(static_cast<double>(j) / lifecycle_block_cells, k);
-        }
     }
 
     double at(std::uint64_t flows) {
@@ -106,8 +118,8 @@ public:
 private:
     std::uint32_t k_;
     std::uint64_t probes_ = 0;
+    std::array<double, lifecycle_block_cells + 1> powers_;
     std::array<double, lifecycle_block_cells + 1> occupancy_{};
-    std::array<double, lifecycle_block_cells + 1> powers_{};
     std::vector<double> by_flows_;
 };
 
@@ -275,8 +287,8 @@ FlowLifecycleSizing FlowLifecycleConfig::sizing() const {
                                         " at this flow-fpr needs more than 2^36 filter cells");
         }
         s.cells = best_blocks * lifecycle_block_cells;
-        const double q = -std::expm1(s.k * std::log1p(-1.0 / lifecycle_block_cells));
-        s.design_fill = -std::expm1(-n / static_cast<double>(best_blocks) * q);
+        s.design_fill =
+            -std::expm1(-n / static_cast<double>(best_blocks) * block_hit_probability(s.k));
     } else {
         // Same memory; the k that minimises the online-greedy prediction. The
         // optimum lies a little above the standard k (Lumetta–Mitzenmacher
@@ -312,12 +324,10 @@ FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
     if (blocked_) {
         constexpr double b = lifecycle_block_cells;
         blocks_ = m_ / lifecycle_block_cells;
-        block_hit_ = -std::expm1(k_ * std::log1p(-1.0 / b));
+        block_hit_ = block_hit_probability(k_);
         pair_exponent_ = 2.0 + std::expm1(k_ * std::log1p(-2.0 / b)) / block_hit_;
         log_spared_ = std::log1p(-block_hit_ / static_cast<double>(blocks_));
-        for (std::uint32_t j = 0; j <= lifecycle_block_cells; ++j) {
-            fill_power_[j] = std::pow(static_cast<double>(j) / b, k_);
-        }
+        fill_power_ = block_fill_powers(k_);
         fill_blocks_[0] = blocks_;
         ended_fill_blocks_[0] = blocks_;
     } else {
