@@ -3,6 +3,7 @@
 #include <pcap/pcap.h>
 #include <sys/types.h>
 
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 
@@ -45,11 +46,28 @@ std::string format(const char* pattern, unsigned long long a, unsigned long long
 
 }  // namespace
 
+// A record header, as libpcap 1.10 reads it: the time fields signed 32-bit
+// in the host's byte order, unsigned when it swaps them.
+struct PcapFileSource::RecordHeader {
+    std::int64_t seconds;
+    std::int64_t subsecond;
+    std::uint32_t caplen;
+    std::uint32_t len;
+};
+
+PcapFileSource::RecordHeader PcapFileSource::read_record_header(const std::uint8_t* p) const noexcept {
+    return RecordHeader{time_field(p, swapped_), time_field(p + 4, swapped_), load32(p + 8, swapped_),
+                        load32(p + 12, swapped_)};
+}
+
 std::int64_t clamp_timestamp_ns(std::int64_t seconds, std::int64_t subsecond_ns) noexcept {
     constexpr std::int64_t ns_per_second = 1'000'000'000;
     if (seconds < 0 || subsecond_ns < 0) return 0;
     if (seconds >= max_timestamp_ns / ns_per_second) return max_timestamp_ns;
-    const std::int64_t ns = seconds * ns_per_second + subsecond_ns % ns_per_second;
+    // (The fraction is below a second unless the file is damaged: skip the division then.)
+    const std::int64_t fraction =
+        subsecond_ns < ns_per_second ? subsecond_ns : subsecond_ns % ns_per_second;
+    const std::int64_t ns = seconds * ns_per_second + fraction;
     return ns > max_timestamp_ns ? max_timestamp_ns : ns;
 }
 
@@ -219,58 +237,85 @@ ReadStatus PcapFileSource::next_in_place(Frame& frame) {
             return damaged(format("truncated dump file; tried to read %llu header bytes, only got %llu",
                                   record_header_bytes, have));
         }
-        const std::uint8_t* header = block_.data() + begin_;
-        // libpcap 1.10 reads the time fields as signed 32-bit in the host's
-        // byte order and as unsigned when it swaps them; so does the walk.
-        const std::int64_t seconds = time_field(header, swapped_);
-        const std::int64_t subsecond = time_field(header + 4, swapped_);
-        const std::uint32_t caplen = load32(header + 8, swapped_);
-        const std::uint32_t len = load32(header + 12, swapped_);
+        const RecordHeader header = read_record_header(block_.data() + begin_);
         begin_ += record_header_bytes;
 
-        if (caplen > max_record_length) {
+        if (header.caplen > max_record_length) {
             char text[160];
-            if (caplen > snapshot_) {
+            if (header.caplen > snapshot_) {
                 std::snprintf(text, sizeof text,
-                              "invalid packet capture length %u, bigger than snaplen of %d", caplen,
-                              static_cast<int>(snapshot_));
+                              "invalid packet capture length %u, bigger than snaplen of %d",
+                              header.caplen, static_cast<int>(snapshot_));
             } else {
                 std::snprintf(text, sizeof text,
-                              "invalid packet capture length %u, bigger than maximum of %u", caplen,
-                              max_record_length);
+                              "invalid packet capture length %u, bigger than maximum of %u",
+                              header.caplen, max_record_length);
             }
             return damaged(text);
         }
-        if (!fill(caplen)) {
+        if (!fill(header.caplen)) {
             const std::size_t have = end_ - begin_;
             if (read_error_) {
                 return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
             }
             // libpcap first reads min(caplen, snapshot) bytes, then discards the rest.
-            const std::uint32_t first = caplen > snapshot_ ? snapshot_ : caplen;
+            const std::uint32_t first = header.caplen > snapshot_ ? snapshot_ : header.caplen;
             return damaged(format("truncated dump file; tried to read %llu captured bytes, only got %llu",
-                                  have < first ? first : caplen, have));
+                                  have < first ? first : header.caplen, have));
         }
         const std::uint8_t* data = block_.data() + begin_;
-        begin_ += caplen;
-        // A record longer than the snapshot is cut to it (the rest is skipped).
-        const std::uint32_t captured = caplen > snapshot_ ? snapshot_ : caplen;
-        const std::int64_t subsecond_ns =
-            microseconds_ ? subsecond * 1000 : subsecond;
-        if (program_ != nullptr) {
-            pcap_pkthdr h{};
-            h.ts.tv_sec = static_cast<time_t>(seconds);
-            h.ts.tv_usec = static_cast<suseconds_t>(subsecond_ns);
-            h.caplen = captured;
-            h.len = len;
-            if (pcap_offline_filter(program_.get(), &h, data) == 0) continue;
-        }
-        frame.timestamp_ns = clamp_timestamp_ns(seconds, subsecond_ns);
-        frame.captured_length = captured;
-        frame.wire_length = len;
-        frame.data = data;
-        return ReadStatus::frame;
+        begin_ += header.caplen;
+        if (to_frame(header, data, frame)) return ReadStatus::frame;
     }
+}
+
+// The frame of a record wholly in the block; false if the filter rejects it.
+// Inlined: it is most of the batch loop's work per record.
+[[gnu::always_inline]] inline bool PcapFileSource::to_frame(const RecordHeader& header,
+                                                           const std::uint8_t* data,
+                                                           Frame& frame) const {
+    // A record longer than the snapshot is cut to it (the rest is skipped).
+    const std::uint32_t captured = header.caplen > snapshot_ ? snapshot_ : header.caplen;
+    const std::int64_t subsecond_ns = microseconds_ ? header.subsecond * 1000 : header.subsecond;
+    if (program_ != nullptr) {
+        pcap_pkthdr h{};
+        h.ts.tv_sec = static_cast<time_t>(header.seconds);
+        h.ts.tv_usec = static_cast<suseconds_t>(subsecond_ns);
+        h.caplen = captured;
+        h.len = header.len;
+        if (pcap_offline_filter(program_.get(), &h, data) == 0) return false;
+    }
+    frame.timestamp_ns = clamp_timestamp_ns(header.seconds, subsecond_ns);
+    frame.captured_length = captured;
+    frame.wire_length = header.len;
+    frame.data = data;
+    return true;
+}
+
+std::size_t PcapFileSource::next_batch(std::span<Frame> frames, ReadStatus& status) {
+    assert(!frames.empty());
+    std::size_t n = 0;
+    if (in_place_) {
+        // Only records wholly in the block: reading more would move the bytes
+        // under the frames already taken. Whatever needs a read, or is damaged,
+        // is left to next_in_place once no frame is pending.
+        while (n < frames.size() && end_ - begin_ >= record_header_bytes) {
+            const RecordHeader header = read_record_header(block_.data() + begin_);
+            if (header.caplen > max_record_length ||
+                end_ - begin_ - record_header_bytes < header.caplen) {
+                break;
+            }
+            const std::uint8_t* data = block_.data() + begin_ + record_header_bytes;
+            begin_ += record_header_bytes + header.caplen;
+            if (to_frame(header, data, frames[n])) ++n;
+        }
+        if (n > 0) {
+            status = ReadStatus::frame;
+            return n;
+        }
+    }
+    status = next(frames[0]);
+    return status == ReadStatus::frame ? 1 : 0;
 }
 
 }  // namespace flowsketch::capture

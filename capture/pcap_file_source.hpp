@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -82,6 +83,15 @@ public:
     /// Next frame that passes the filter.
     ReadStatus next(Frame& frame);
 
+    /// The next frames that pass the filter, at most frames.size() (which must
+    /// not be 0): the same frames, in order, as as many next() calls. Every
+    /// frame's data stays valid until the next read. Returns how many: at
+    /// least 1 with status `frame`; 0 with the end (status end_of_file or
+    /// damaged) once every frame before it was returned. In place, it walks
+    /// the records already in the block in one tight loop; it reads (and so
+    /// moves the block) only when not one whole record is left.
+    std::size_t next_batch(std::span<Frame> frames, ReadStatus& status);
+
     const std::string& path() const noexcept { return path_; }
     int link_type() const noexcept { return link_type_; }
     const std::string& damage_message() const noexcept { return damage_; }
@@ -92,6 +102,9 @@ private:
     void apply_filter(const std::string& filter, RecordReader reader);
     void choose_reader(RecordReader reader);
     ReadStatus next_in_place(Frame& frame);
+    struct RecordHeader;
+    RecordHeader read_record_header(const std::uint8_t* p) const noexcept;
+    bool to_frame(const RecordHeader& header, const std::uint8_t* data, Frame& frame) const;
     bool fill(std::size_t needed);
     ReadStatus damaged(std::string message);
     void release_block() noexcept;

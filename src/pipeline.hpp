@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,11 @@ public:
         record.wire_length = frame.wire_length;
         record.tcp_flags = decoded.tcp_flags;
         if (batch_.size() == batch_limit_) flush_batch();
+    }
+
+    /// on_frame for each frame in order (a file's batch: one link type, source 0).
+    void on_frames(std::span<const capture::Frame> frames, int link_type) {
+        for (const capture::Frame& frame : frames) on_frame(frame, link_type);
     }
 
     /// Records that an input was cut short or damaged; shown in the next reports.

@@ -12,23 +12,34 @@ ReplayStream::ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>
     : sources_(sources), pipeline_(pipeline) {}
 
 bool ReplayStream::next(capture::Frame& frame, int& link_type) {
+    return next_batch(std::span<capture::Frame>(&frame, 1), link_type) == 1;
+}
+
+std::size_t ReplayStream::next_batch(std::span<capture::Frame> frames, int& link_type) {
     while (current_ < sources_.size()) {
         capture::PcapFileSource& source = *sources_[current_];
-        const capture::ReadStatus status = source.next(frame);
-        if (status == capture::ReadStatus::frame) {
+        capture::ReadStatus status = capture::ReadStatus::frame;
+        const std::size_t n = source.next_batch(frames, status);
+        if (n > 0) {
             link_type = source.link_type();
-            return true;
+            return n;
         }
-        if (status == capture::ReadStatus::damaged) {
-            const std::string message = fmt::format(
-                "{}: {} (the packets before the damage are counted)", source.path(),
-                source.damage_message());
-            fmt::print(stderr, "flowsketch: warning: {}\n", message);
-            pipeline_.note_damage(message);
-        }
-        ++current_;
+        end_current(status);
     }
-    return false;
+    return 0;
+}
+
+// The current file is done (cleanly or damaged): warn about damage, go on.
+void ReplayStream::end_current(capture::ReadStatus status) {
+    capture::PcapFileSource& source = *sources_[current_];
+    if (status == capture::ReadStatus::damaged) {
+        const std::string message = fmt::format(
+            "{}: {} (the packets before the damage are counted)", source.path(),
+            source.damage_message());
+        fmt::print(stderr, "flowsketch: warning: {}\n", message);
+        pipeline_.note_damage(message);
+    }
+    ++current_;
 }
 
 PacedReplay::PacedReplay(boost::asio::io_context& io, ReplayStream& stream, Pipeline& pipeline,

@@ -8,6 +8,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,10 +25,16 @@ public:
     ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources, Pipeline& pipeline);
     /// The next frame and its link type; false at the end of the last file.
     bool next(capture::Frame& frame, int& link_type);
+    /// The next frames, all of one file and so of one link type (at most
+    /// frames.size(), which must not be 0; see PcapFileSource::next_batch);
+    /// 0 at the end of the last file.
+    std::size_t next_batch(std::span<capture::Frame> frames, int& link_type);
 
 private:
     std::vector<std::unique_ptr<capture::PcapFileSource>>& sources_;
     Pipeline& pipeline_;
+    void end_current(capture::ReadStatus status);
+
     std::size_t current_ = 0;
 };
 

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,35 @@ Walk walk(PcapFileSource& source) {
     }
 }
 
+// The same walk through next_batch (the replay's path), with batches of
+// changing sizes so that they end anywhere relative to the read blocks.
+Walk walk_in_batches(PcapFileSource& source) {
+    constexpr std::size_t sizes[] = {1, 3, 64, 7, 256};
+    Walk w;
+    w.in_place = source.reads_in_place();
+    std::vector<Frame> frames(256);
+    for (std::size_t call = 0;; ++call) {
+        ReadStatus status = ReadStatus::frame;
+        const std::size_t n = source.next_batch(
+            std::span<Frame>(frames.data(), sizes[call % std::size(sizes)]), status);
+        if (n == 0) {
+            EXPECT_NE(status, ReadStatus::frame);
+            w.end = status;
+            w.damage = source.damage_message();
+            return w;
+        }
+        EXPECT_EQ(status, ReadStatus::frame);
+        // Every frame of the batch is still intact: none was overwritten by a later read.
+        for (std::size_t i = 0; i < n; ++i) {
+            const Frame& frame = frames[i];
+            w.records.push_back({frame.timestamp_ns, frame.captured_length, frame.wire_length,
+                                 Bytes(frame.data, frame.data + frame.captured_length)});
+        }
+    }
+}
+
+void expect_same(const Walk& a, const Walk& b, const std::string& what);
+
 // Both readers over the same bytes (through fmemopen, the fuzz target's path).
 // Returns false when libpcap refuses the file (then so must the other reader).
 bool walk_both(const Bytes& bytes, const std::string& filter, Walk& in_place, Walk& reference) {
@@ -63,11 +93,13 @@ bool walk_both(const Bytes& bytes, const std::string& filter, Walk& in_place, Wa
     };
     auto fast = open(RecordReader::automatic);
     auto slow = open(RecordReader::libpcap);
+    auto batched = open(RecordReader::automatic);
     EXPECT_EQ(fast == nullptr, slow == nullptr);
-    if (fast == nullptr || slow == nullptr) return false;
+    if (fast == nullptr || slow == nullptr || batched == nullptr) return false;
     EXPECT_FALSE(slow->reads_in_place());
     in_place = walk(*fast);
     reference = walk(*slow);
+    expect_same(walk_in_batches(*batched), reference, "in batches");
     return true;
 }
 
@@ -174,6 +206,8 @@ TEST(PcapFileSource, SampleCapturesReadTheSameFromTheirPaths) {
         PcapFileSource slow(path, "", RecordReader::libpcap);
         const Walk a = walk(fast);
         const Walk b = walk(slow);
+        PcapFileSource batched(path, "");
+        expect_same(walk_in_batches(batched), b, path + " in batches");
         EXPECT_EQ(a.in_place, entry.path().extension() == ".pcap") << path;
         classic += a.in_place ? 1 : 0;
         EXPECT_FALSE(a.records.empty()) << path;
