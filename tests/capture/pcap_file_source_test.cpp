@@ -186,7 +186,7 @@ TEST(PcapFileSource, FilterRunsOnTheSameFrames) {
 }
 
 TEST(PcapFileSource, RecordsSpanningReadBlocksAreWhole) {
-    // More than one 1 MiB block, with records of every length crossing its end.
+    // Many read blocks, with records of every length crossing their ends.
     PcapWriter w;
     for (std::uint32_t i = 0; i < 12000; ++i) {
         w.record(i, i, frame_bytes(static_cast<std::uint16_t>(i), 1 + (i * 37) % 1400));
