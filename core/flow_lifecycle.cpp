@@ -491,8 +491,8 @@ void FlowLifecycle::note_end(const std::uint64_t* pos) noexcept {
     }
 }
 
-bool FlowLifecycle::observe(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
-                            std::uint8_t tcp_flags) noexcept {
+bool FlowLifecycle::observe_slow(const Hash128& hash, const Probes& probes,
+                                 std::int64_t timestamp_ns, std::uint8_t tcp_flags) noexcept {
     if (timestamp_ns >= next_boundary_ns_) advance_slow(timestamp_ns);
     ++packets_;
     const bool ends = (tcp_flags & (tcp_fin | tcp_rst)) != 0;
@@ -549,13 +549,8 @@ bool FlowLifecycle::observe(const Hash128& hash, const Probes& probes, std::int6
     return is_new;
 }
 
-void FlowLifecycle::prefetch(const Hash128& hash, const Probes& probes) const noexcept {
-    if (is_recent(hash)) return;
-    if (blocked_) {  // the whole block is one line, and its fill count
-        __builtin_prefetch(&cells_[probes.first >> 4], 1, 3);
-        __builtin_prefetch(&block_nonzero_[probes.first / lifecycle_block_cells], 1, 3);
-        return;
-    }
+// The standard and two-choice filters' k lines (the first group's).
+void FlowLifecycle::prefetch_probes(const Probes& probes) const noexcept {
     std::uint64_t g = probes.first;
     for (std::uint32_t i = 0; i < k_; ++i) {
         __builtin_prefetch(&cells_[g >> 4], 1, 3);

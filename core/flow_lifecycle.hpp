@@ -165,15 +165,31 @@ public:
         std::uint64_t step = 0;   // g_{i+1} − g_i mod m; blocked: 7-bit offsets in the block
     };
     Probes locate(const Hash128& hash) const noexcept;
-    /// observe() with the probes locate(hash) returned.
+    /// observe() with the probes locate(hash) returned. Inline for the most
+    /// common packet, one of a flow already refreshed in this generation.
     bool observe(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
-                 std::uint8_t tcp_flags) noexcept;
+                 std::uint8_t tcp_flags) noexcept {
+        if (timestamp_ns < next_boundary_ns_ && (tcp_flags & (tcp_fin | tcp_rst)) == 0 &&
+            is_recent(hash)) {
+            ++packets_;
+            return false;
+        }
+        return observe_slow(hash, probes, timestamp_ns, tcp_flags);
+    }
 
     /// Starts loading the cells a flow's probes touch (no effect on results);
     /// issued a few packets ahead in a batch, it hides the k cache misses.
     /// Nothing to load for a flow already refreshed in this generation.
     void prefetch(const Hash128& hash) const noexcept { prefetch(hash, locate(hash)); }
-    void prefetch(const Hash128& hash, const Probes& probes) const noexcept;
+    void prefetch(const Hash128& hash, const Probes& probes) const noexcept {
+        if (is_recent(hash)) return;
+        if (blocked_) {  // the whole block is one line, and its fill count
+            __builtin_prefetch(&cells_[probes.first >> 4], 1, 3);
+            __builtin_prefetch(&block_nonzero_[probes.first / lifecycle_block_cells], 1, 3);
+            return;
+        }
+        prefetch_probes(probes);
+    }
     /// How many packets ahead of observe() a batch should call prefetch(): far
     /// enough to hide a miss to the L3 cache, near enough that the lines in
     /// flight fit the core's miss buffers. Blocked prefetches 2 lines per packet,
@@ -232,6 +248,9 @@ private:
         return r.h1 == hash.h1 && r.h2 == hash.h2;
     }
     void clear_recent() noexcept;
+    bool observe_slow(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
+                      std::uint8_t tcp_flags) noexcept;
+    void prefetch_probes(const Probes& probes) const noexcept;
 
     void generate(const Hash128& hash, std::uint64_t* out) const noexcept;
     void generate(const Probes& probes, std::uint64_t* out) const noexcept;
