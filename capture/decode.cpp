@@ -37,10 +37,11 @@ class Header {
         return (std::uint32_t{data_[Offset]} << 24) | (std::uint32_t{data_[Offset + 1]} << 16) |
                (std::uint32_t{data_[Offset + 2]} << 8) | std::uint32_t{data_[Offset + 3]};
     }
+    // The field's bytes in place (valid as long as the frame).
     template <std::size_t Offset, std::size_t Count>
-    void copy(std::array<std::uint8_t, Count>& out) const noexcept {
+    [[nodiscard]] const std::uint8_t* bytes() const noexcept {
         static_assert(Offset + Count <= N, "field outside the header");
-        std::memcpy(out.data(), data_ + Offset, Count);
+        return data_ + Offset;
     }
 
   private:
@@ -250,11 +251,7 @@ SkipReason decode_ipv6(Reader r, DecodedPacket& out, const DecodeLimits& limits)
         const SkipReason reason = read_ports(r, next_header, sport, dport, out.tcp_flags);
         if (reason != SkipReason::none) return reason;
     }
-    std::array<std::uint8_t, 16> src;
-    std::array<std::uint8_t, 16> dst;
-    ip.copy<8>(src);
-    ip.copy<24>(dst);
-    out.key = core::FlowKey::ipv6(src, dst, sport, dport, next_header);
+    out.key.assign_ipv6(ip.bytes<8, 16>(), ip.bytes<24, 16>(), sport, dport, next_header);
     return SkipReason::none;
 }
 

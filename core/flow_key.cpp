@@ -4,19 +4,6 @@
 
 namespace flowsketch::core {
 
-FlowKey FlowKey::ipv6(const std::array<std::uint8_t, 16>& src,
-                      const std::array<std::uint8_t, 16>& dst, std::uint16_t sport,
-                      std::uint16_t dport, std::uint8_t proto) noexcept {
-    FlowKey key;
-    key.src = src;
-    key.dst = dst;
-    key.src_port = sport;
-    key.dst_port = dport;
-    key.protocol = proto;
-    key.family = AddressFamily::ipv6;
-    return key;
-}
-
 std::string format_address(const FlowKey& key, bool source) {
     const auto& bytes = source ? key.src : key.dst;
     char text[INET6_ADDRSTRLEN] = {};

@@ -50,20 +50,37 @@ struct FlowKey {
                      std::uint16_t sport, std::uint16_t dport, std::uint8_t proto) noexcept {
         store_address(src, src_host_order);
         store_address(dst, dst_host_order);
+        store_rest(sport, dport, proto, AddressFamily::ipv4);
+    }
+    static FlowKey ipv6(const std::array<std::uint8_t, 16>& src,
+                        const std::array<std::uint8_t, 16>& dst, std::uint16_t sport,
+                        std::uint16_t dport, std::uint8_t proto) noexcept {
+        FlowKey key;
+        key.assign_ipv6(src.data(), dst.data(), sport, dport, proto);
+        return key;
+    }
+    /// Makes this the IPv6 key of the 16-byte addresses at src and dst, with
+    /// the same store widths as assign_ipv4 (and for the same reason).
+    void assign_ipv6(const std::uint8_t* src_bytes, const std::uint8_t* dst_bytes,
+                     std::uint16_t sport, std::uint16_t dport, std::uint8_t proto) noexcept {
+        std::memcpy(src.data(), src_bytes, 16);
+        std::memcpy(dst.data(), dst_bytes, 16);
+        store_rest(sport, dport, proto, AddressFamily::ipv6);
+    }
+
+private:
+    // The fields after the addresses, as one 8-byte store.
+    void store_rest(std::uint16_t sport, std::uint16_t dport, std::uint8_t proto,
+                    AddressFamily af) noexcept {
         std::uint8_t rest[8] = {};
         std::memcpy(rest, &sport, 2);
         std::memcpy(rest + 2, &dport, 2);
         rest[4] = proto;
-        rest[5] = static_cast<std::uint8_t>(AddressFamily::ipv4);
+        rest[5] = static_cast<std::uint8_t>(af);
         std::uint64_t word;
         std::memcpy(&word, rest, 8);
         std::memcpy(&src_port, &word, 8);  // src_port .. reserved: 8 contiguous bytes
     }
-    static FlowKey ipv6(const std::array<std::uint8_t, 16>& src,
-                        const std::array<std::uint8_t, 16>& dst, std::uint16_t sport,
-                        std::uint16_t dport, std::uint8_t proto) noexcept;
-
-private:
     // A 16-byte address field holding an IPv4 address (network order) and zeros.
     static void store_address(std::array<std::uint8_t, 16>& field, std::uint32_t host_order) noexcept {
         // The bytes in memory order. (A byte swap, which cancels the decoder's
