@@ -58,9 +58,10 @@ struct PcapFileSource::RecordHeader {
     std::uint32_t len;
 };
 
-PcapFileSource::RecordHeader PcapFileSource::read_record_header(const std::uint8_t* p) const noexcept {
-    return RecordHeader{time_field(p, swapped_), time_field(p + 4, swapped_), load32(p + 8, swapped_),
-                        load32(p + 12, swapped_)};
+PcapFileSource::RecordHeader PcapFileSource::read_record_header(
+    const std::uint8_t* p) const noexcept {
+    return RecordHeader{time_field(p, swapped_), time_field(p + 4, swapped_),
+                        load32(p + 8, swapped_), load32(p + 12, swapped_)};
 }
 
 std::int64_t clamp_timestamp_ns(std::int64_t seconds, std::int64_t subsecond_ns) noexcept {
