@@ -123,11 +123,17 @@ TEST(Replay, TrailingBpfExpressionFilters) {
     for (const auto& flow : report.at("top_packets")) EXPECT_EQ(flow.at("proto"), 6);
 }
 
+// Frames are read in batches of up to 256: counts inside one batch, at its
+// edge, across several, and across two files all stop exactly.
 TEST(Replay, CountStopsAfterCountFrames) {
-    const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") +
-                                         " -c 100 --interval 0 --format json");
-    ASSERT_EQ(run.exit_code, 0) << run.err;
-    EXPECT_EQ(final_report(run).at("frames").get<std::uint64_t>(), 100u);
+    const std::string files = " -r " + pcap_path("pcapplusplus-sll.pcap") + " -r " +
+                              pcap_path("suricata-verify-output-eve-ftp-data.pcap");
+    for (const std::uint64_t count : {1u, 100u, 256u, 257u, 517u, 518u, 519u, 1000u}) {
+        const RunResult run =
+            run_flowsketch(files + " -c " + std::to_string(count) + " --interval 0 --format json");
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+        EXPECT_EQ(final_report(run).at("frames").get<std::uint64_t>(), count) << count;
+    }
 }
 
 // Interval reports partition the run: their sums equal the final report, and
