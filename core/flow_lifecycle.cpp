@@ -211,6 +211,16 @@ double miss_ratio(double f) noexcept {
     return f / (1.0 - f);
 }
 
+/// Bound (probability ≈ 0.999) on the new flows missed behind detections
+/// whose expected misses total μ, when no lookup had a false-positive rate
+/// above f. Freedman over the arrivals, each missed with probability ≤ f,
+/// bounds the misses by f·arrivals plus the deviation; arrivals are
+/// detections plus misses, so the deviation grows by 1/(1 − f) = 1 + f/(1 − f)
+/// (negligible at the planned fpr, 3.6× for an overfilled filter at f = 0.72).
+double miss_bound(double mu, double max_fpr) noexcept {
+    return mu + (1.0 + miss_ratio(max_fpr)) * bernstein_deviation(mu);
+}
+
 }  // namespace
 
 std::string_view seen_filter_kind_name(SeenFilterKind kind) noexcept {
@@ -429,6 +439,7 @@ void FlowLifecycle::touch(const std::uint64_t* pos, const Scan& s) noexcept {
         word = (word & ~(std::uint64_t{15} << shift)) | (stamp << shift);
     }
     nonzero_ += s.zeros;  // distinct probes (the blocked filter has refresh_block)
+    if (seg_new_ >= segment_new_flows) close_segment();
 }
 
 // The blocked filter's observe, on the block's 8 words at once: a nibble mask
@@ -471,6 +482,7 @@ FlowLifecycle::BlockResult FlowLifecycle::refresh_block(const Probes& probes) no
         fill = static_cast<std::uint8_t>(fill + fresh);
         ++fill_blocks_[fill];
     }
+    if (seg_new_ >= segment_new_flows) close_segment();
     return result;
 }
 
@@ -629,22 +641,41 @@ double FlowLifecycle::estimate_variance(double zeros) const noexcept {
     return std::max(0.0, m / (k * k) * (std::expm1(t) - t));
 }
 
-void FlowLifecycle::close_segment() noexcept {
-    // Within a segment the fill only grows, so its end has the highest fpr.
-    const double f = current_fpr();
-    const double r = miss_ratio(f);
+FlowLifecycle::MissedFlows FlowLifecycle::segment_misses(double end_fpr) const noexcept {
+    MissedFlows missed;
+    if (seg_new_ == 0) return missed;
     const double seg_new = static_cast<double>(seg_new_);
-    if (seg_new_ != 0) undercount_mu_ += seg_new * r;
+    // Within a segment the fill only grows: its end has the highest fpr, which
+    // the bounds use. The point estimate takes the mean of the ratio at both
+    // ends (trapezoid rule): the end alone overcounts by half the ratio's rise,
+    // which is large while a flood overfills the filter.
+    const double r_end = miss_ratio(end_fpr);
+    const double r_mean = 0.5 * (miss_ratio(seg_start_fpr_) + r_end);
+    missed.bound_mean = seg_new * r_end;
+    missed.mean = seg_new * r_mean;
+    // Misses before each detection: geometric, variance f/(1 − f)² = r(1 + r).
+    missed.variance = seg_new * r_mean * (1.0 + r_mean);
+    return missed;
+}
+
+void FlowLifecycle::close_segment() noexcept {
+    const double f = current_fpr();
+    const MissedFlows missed = segment_misses(f);
+    undercount_mu_ += missed.bound_mean;
     // Token errors (two-choice): a missed new flow takes another flow's token
     // (expected seg_new·f/(1 − f)); a refresh whose cells were all renewed by
     // other flows after its last packet (probability well below f) moves a
     // token from the wrong generation. Each shifts one token until the
     // generation it came from leaves the window.
-    if (seg_new_ != 0) hidden_[cur_stamp_] += seg_new * r;
+    hidden_[cur_stamp_] += missed.bound_mean;
+    hidden_mean_[cur_stamp_] += missed.mean;
+    hidden_variance_[cur_stamp_] += missed.variance;
+    hidden_fpr_[cur_stamp_] = std::max(hidden_fpr_[cur_stamp_], f);
     if (seg_moves_ != 0) misplaced_[cur_stamp_] += static_cast<double>(seg_moves_) * f;
     max_fpr_ = std::max(max_fpr_, f);
     seg_new_ = 0;
     seg_moves_ = 0;
+    seg_start_fpr_ = f;
 }
 
 void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
@@ -678,6 +709,9 @@ void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
         }
         tokens_.fill(0);
         hidden_.fill(0.0);
+        hidden_mean_.fill(0.0);
+        hidden_variance_.fill(0.0);
+        hidden_fpr_.fill(0.0);
         misplaced_.fill(0.0);
         std::fill(cells_.begin(), cells_.end(), 0);
         nonzero_ = 0;
@@ -706,6 +740,7 @@ void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
     next_boundary_ns_ = gen_start_ns_ > std::numeric_limits<std::int64_t>::max() - period_ns_
                             ? std::numeric_limits<std::int64_t>::max()
                             : gen_start_ns_ + period_ns_;
+    seg_start_fpr_ = current_fpr();  // the boundaries emptied cells
 }
 
 void FlowLifecycle::rotate_once() noexcept {
@@ -763,6 +798,9 @@ void FlowLifecycle::rotate_once() noexcept {
     }
     tokens_[leaving] = 0;
     hidden_[leaving] = 0.0;
+    hidden_mean_[leaving] = 0.0;
+    hidden_variance_[leaving] = 0.0;
+    hidden_fpr_[leaving] = 0.0;
     misplaced_[leaving] = 0.0;
     // Everything ages by one; the new current stamp is free (cleared when it left).
     cur_stamp_ = cur_stamp_ % stamp_cycle + 1;
@@ -778,11 +816,12 @@ FlowCounts FlowLifecycle::interval_counts() const {
     FlowCounts c;
     const double m = static_cast<double>(m_);
     const double f = current_fpr();
-    const double r = miss_ratio(f);
     c.packets = packets_;
     c.new_flows = new_flows_;
-    c.new_undercount_expected = undercount_mu_ + (seg_new_ != 0 ? static_cast<double>(seg_new_) * r : 0.0);
-    c.new_undercount_bound = c.new_undercount_expected + bernstein_deviation(c.new_undercount_expected);
+    const MissedFlows open_segment = segment_misses(f);
+    c.new_undercount_expected = undercount_mu_ + open_segment.bound_mean;
+    const double max_fpr = std::max(max_fpr_, f);
+    c.new_undercount_bound = miss_bound(c.new_undercount_expected, max_fpr);
 
     const double zeros = static_cast<double>(m_ - nonzero_);
     if (config_.kind != SeenFilterKind::two_choice) {
@@ -792,32 +831,39 @@ FlowCounts FlowLifecycle::interval_counts() const {
         c.active_upper = c.active + 3.0 * c.active_stderr;
     } else {
         double tokens = 0.0;
-        double hidden = seg_new_ != 0 ? static_cast<double>(seg_new_) * r : 0.0;
+        double hidden = open_segment.bound_mean;
+        double hidden_mean = open_segment.mean;
+        double hidden_variance = open_segment.variance;
         double misplaced = static_cast<double>(seg_moves_) * f;
+        double hidden_fpr = f;
         for (std::uint32_t s = 1; s < 16; ++s) {
             tokens += static_cast<double>(tokens_[s]);
             hidden += hidden_[s];
+            hidden_fpr = std::max(hidden_fpr, hidden_fpr_[s]);
+            hidden_mean += hidden_mean_[s];
+            hidden_variance += hidden_variance_[s];
             misplaced += misplaced_[s];
         }
         tokens = std::max(tokens, 0.0);
-        // Missed new flows are missing tokens: add their expectation; its
-        // Poisson spread is the standard error. Misplaced tokens only widen
-        // the upper bound (their real rate is far below f).
-        c.active = tokens + hidden;
-        c.active_stderr = std::sqrt(hidden);
+        // Missed new flows are missing tokens: add their expectation; their
+        // spread is the standard error. Misplaced tokens only widen the upper
+        // bound (their real rate is far below f).
+        c.active = tokens + hidden_mean;
+        c.active_stderr = std::sqrt(hidden_variance);
         c.active_lower = tokens;
-        c.active_upper = tokens + hidden + misplaced + bernstein_deviation(hidden + misplaced);
+        c.active_upper = tokens + miss_bound(hidden + misplaced, hidden_fpr);
     }
     c.expired = expired_est_;
     c.expired_stderr = std::sqrt(expired_var_);
 
     c.ended = ended_;
-    const double ended_mu = ended_ == 0 ? 0.0 : static_cast<double>(ended_) * miss_ratio(ended_fpr());
-    c.ended_undercount_bound = ended_mu + bernstein_deviation(ended_mu);
+    const double ended_f = ended_fpr();
+    const double ended_mu = ended_ == 0 ? 0.0 : static_cast<double>(ended_) * miss_ratio(ended_f);
+    c.ended_undercount_bound = miss_bound(ended_mu, ended_f);
 
     c.fill = static_cast<double>(nonzero_) / m;
     c.fpr = f;
-    c.max_fpr = std::max(max_fpr_, f);
+    c.max_fpr = max_fpr;
     c.target_fpr = config_.target_fpr;
     c.overfilled = c.max_fpr > config_.overfill_factor * config_.target_fpr;
     c.generations_advanced = generations_advanced_;

@@ -118,11 +118,12 @@ struct FlowCounts {
     std::uint64_t packets = 0;      ///< observe() calls
     std::uint64_t new_flows = 0;    ///< packets whose flow was not active: ≤ the true count
     /// Expected number of new flows hidden by false positives:
-    /// μ = Σ over generation segments of new_in_segment · f/(1 − f), f the segment's
-    /// end-of-segment (= highest) false-positive rate.
+    /// μ = Σ over generation segments (at most 256 new flows each) of
+    /// new_in_segment · f/(1 − f), f the segment's end-of-segment (= highest)
+    /// false-positive rate.
     double new_undercount_expected = 0;
-    /// truth − new_flows ≤ μ + L/3 + √((L/3)² + 2μL), L = ln 1000 (Freedman/Bernstein,
-    /// probability ≈ 0.999).
+    /// truth − new_flows ≤ μ + (1 + f/(1 − f))·(L/3 + √((L/3)² + 2μL)), L = ln 1000,
+    /// f = max_fpr (Freedman/Bernstein over the arrivals, probability ≈ 0.999).
     double new_undercount_bound = 0;
 
     double active = 0;              ///< estimated active flows (G·P window)
@@ -270,6 +271,15 @@ private:
     void advance_slow(std::int64_t timestamp_ns) noexcept;
     void rotate_once() noexcept;
     void close_segment() noexcept;
+    /// Missed new flows behind the open segment's detections, given the fpr
+    /// at its end: the bounds' mean (at the end fpr), the estimate's mean
+    /// and its variance.
+    struct MissedFlows {
+        double bound_mean = 0;
+        double mean = 0;
+        double variance = 0;
+    };
+    MissedFlows segment_misses(double end_fpr) const noexcept;
     using FillHistogram = std::array<std::uint64_t, lifecycle_block_cells + 1>;
     double current_fpr() const noexcept;
     double ended_fpr() const noexcept;
@@ -310,12 +320,18 @@ private:
     std::array<std::uint8_t, 16> age_of_{};          // stamp → age (0..G) or dead
     std::array<std::uint8_t, 16> stamp_at_age_{};    // age 0..14 → stamp
     std::array<std::int64_t, 16> tokens_{};          // flows by stamp of their last packet
-    std::array<double, 16> hidden_{};     // expected missed new flows, by generation stamp
+    std::array<double, 16> hidden_{};     // missed new flows, by stamp: mean at the segments' ends' fpr
+    std::array<double, 16> hidden_mean_{};      // the same, trapezoid mean (the estimate)
+    std::array<double, 16> hidden_variance_{};  // its variance
+    std::array<double, 16> hidden_fpr_{};       // highest fpr those misses were counted at
     std::array<double, 16> misplaced_{};  // bound on misplaced token moves, by stamp
 
-    // Current generation segment (since the last boundary or interval start).
+    // Current generation segment: since the last boundary, interval start or
+    // segment_new_flows new flows, so the fpr changes little within one.
+    static constexpr std::uint64_t segment_new_flows = 256;
     std::uint64_t seg_new_ = 0;
     std::uint64_t seg_moves_ = 0;
+    double seg_start_fpr_ = 0;
     // Interval.
     std::uint64_t packets_ = 0;
     std::uint64_t new_flows_ = 0;
