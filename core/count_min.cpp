@@ -53,21 +53,79 @@ std::uint32_t next_prime(std::uint32_t n) {
     throw std::invalid_argument("no 32-bit prime at or above " + std::to_string(n));
 }
 
-double kirsch_mitzenmacher_delta(double epsilon, std::uint32_t width, std::uint32_t depth) noexcept {
-    const double w = width;
+namespace {
+
+// The failure bounds below for a real width (the sizing searches over reals).
+double delta_at(CountMinVariant variant, double epsilon, double w, std::uint32_t depth) noexcept {
+    if (variant == CountMinVariant::standard) {
+        return std::pow(std::min(1.0, 1.0 / (epsilon * w)), depth);
+    }
     const double per_row = std::min(1.0, 2.0 / (epsilon * w));
     return std::min(1.0, 2.0 / (epsilon * w * w) + std::pow(per_row, depth));
+}
+
+constexpr double max_width = static_cast<double>(std::numeric_limits<std::uint32_t>::max() / 2);
+
+// The smallest (real) width meeting δ at ε with `depth` rows; +∞ when it
+// would exceed the largest width accepted.
+double width_for(CountMinVariant variant, double epsilon, double delta, std::uint32_t depth) {
+    const double per_row = std::pow(delta, 1.0 / depth);
+    double w = (variant == CountMinVariant::standard ? 1.0 : 2.0) / (epsilon * per_row);
+    // KM's full-collision term 2/(εw²) needs a little more width.
+    while (delta_at(variant, epsilon, w, depth) > delta && w <= max_width) w *= 1.001;
+    return w <= max_width ? w : std::numeric_limits<double>::infinity();
+}
+
+}  // namespace
+
+double kirsch_mitzenmacher_delta(double epsilon, std::uint32_t width, std::uint32_t depth) noexcept {
+    return delta_at(CountMinVariant::kirsch_mitzenmacher, epsilon, width, depth);
+}
+
+double standard_delta(double epsilon, std::uint32_t width, std::uint32_t depth) noexcept {
+    return delta_at(CountMinVariant::standard, epsilon, width, depth);
 }
 
 CountMinParams CountMinParams::for_error(double epsilon, double delta, CountMinVariant variant) {
     require_probability(epsilon, "epsilon");
     require_probability(delta, "delta");
+    const CountMinParams classic = classic_for_error(epsilon, delta, variant);
+    const double budget = 1.25 * static_cast<double>(classic.width) * classic.depth;
+    CountMinParams p = classic;
+    for (std::uint32_t depth = 1; depth < classic.depth; ++depth) {
+        const double real_width = std::ceil(width_for(variant, epsilon, delta, depth));
+        if (!(real_width * depth <= budget)) continue;
+        auto width = static_cast<std::uint32_t>(real_width);
+        if (variant == CountMinVariant::kirsch_mitzenmacher) {
+            width = next_prime(width);
+            while (kirsch_mitzenmacher_delta(epsilon, width, depth) > delta) width = next_prime(width + 1);
+        } else {
+            while (standard_delta(epsilon, width, depth) > delta) ++width;
+        }
+        if (static_cast<double>(width) * depth > budget) continue;  // rounding up overshot
+        p.depth = depth;
+        p.width = width;
+        break;
+    }
+    p.stated_epsilon = epsilon;
+    return p;
+}
+
+CountMinParams CountMinParams::classic_for_error(double epsilon, double delta,
+                                                  CountMinVariant variant) {
+    require_probability(epsilon, "epsilon");
+    require_probability(delta, "delta");
     CountMinParams p;
     p.variant = variant;
+    p.stated_epsilon = epsilon;
     if (variant == CountMinVariant::standard) {
         p.width = static_cast<std::uint32_t>(std::ceil(std::numbers::e / epsilon));
         p.depth = static_cast<std::uint32_t>(std::ceil(std::log(1.0 / delta)));
         p.depth = std::max<std::uint32_t>(p.depth, 1);
+        // Rounding: e/⌈e/ε⌉ ≤ ε, so ⌈ln 1/δ⌉ rows meet δ at ε.
+        while (standard_delta(epsilon, p.width, p.depth) > delta && p.depth < max_count_min_depth) {
+            ++p.depth;
+        }
         return p;
     }
     // w ≥ 2e/ε makes each row's Markov term ≤ 1/e; widen further if the
@@ -78,7 +136,7 @@ CountMinParams CountMinParams::for_error(double epsilon, double delta, CountMinV
         throw std::invalid_argument("epsilon/delta need a sketch wider than 2^31 columns");
     }
     p.width = next_prime(static_cast<std::uint32_t>(w));
-    // Pin p.epsilon() to the requested ε so the depth meets δ at that ε.
+    // The depth meets δ at the requested ε (stated_epsilon), not at 2e/w.
     p.depth = 1;
     while (kirsch_mitzenmacher_delta(epsilon, p.width, p.depth) > delta && p.depth < max_count_min_depth) {
         ++p.depth;
@@ -87,13 +145,15 @@ CountMinParams CountMinParams::for_error(double epsilon, double delta, CountMinV
 }
 
 double CountMinParams::epsilon() const noexcept {
+    if (stated_epsilon > 0.0) return stated_epsilon;
     if (width == 0) return 1.0;
     const double factor = variant == CountMinVariant::standard ? 1.0 : 2.0;
     return factor * std::numbers::e / width;
 }
 
 double CountMinParams::delta() const noexcept {
-    if (variant == CountMinVariant::standard) return std::exp(-static_cast<double>(depth));
+    if (width == 0) return 1.0;
+    if (variant == CountMinVariant::standard) return standard_delta(epsilon(), width, depth);
     return kirsch_mitzenmacher_delta(epsilon(), width, depth);
 }
 

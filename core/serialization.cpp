@@ -2,6 +2,7 @@
 
 #include <xxhash.h>
 
+#include <bit>
 #include <string>
 
 namespace flowsketch::core {
@@ -30,13 +31,14 @@ std::string hex(std::uint64_t v) {
 
 // Header + body + checksum around a body written by `write_body`.
 template <class WriteBody>
-std::vector<std::uint8_t> frame(SketchKind kind, std::uint64_t seed, WriteBody&& write_body) {
+std::vector<std::uint8_t> frame(SketchKind kind, std::uint64_t seed, WriteBody&& write_body,
+                                std::uint32_t version = format_version) {
     ByteWriter body;
     write_body(body);
     ByteWriter out;
     for (const std::uint8_t b : magic) out.u8(b);
     out.u8(static_cast<std::uint8_t>(kind));
-    out.u8(static_cast<std::uint8_t>(format_version));
+    out.u8(static_cast<std::uint8_t>(version));
     out.u16(0);
     out.u64(seed);
     out.u64(body.bytes().size());
@@ -46,9 +48,11 @@ std::vector<std::uint8_t> frame(SketchKind kind, std::uint64_t seed, WriteBody&&
     return std::move(out.bytes());
 }
 
-// Validates the frame and returns a reader over the body.
+// Validates the frame and returns a reader over the body; `version` gets the
+// frame's format version (1 .. newest_version).
 ByteReader open_frame(std::span<const std::uint8_t> bytes, SketchKind expected_kind,
-                      std::uint64_t expected_seed) {
+                      std::uint64_t expected_seed, std::uint32_t newest_version = format_version,
+                      std::uint32_t* version_out = nullptr) {
     const std::string what = kind_name(expected_kind);
     if (bytes.size() < format_header_bytes + format_trailer_bytes) {
         throw FormatError(what + ": " + std::to_string(bytes.size()) +
@@ -64,10 +68,13 @@ ByteReader open_frame(std::span<const std::uint8_t> bytes, SketchKind expected_k
                           std::to_string(static_cast<unsigned>(expected_kind)) + ")");
     }
     const std::uint8_t version = header.u8("version");
-    if (version != format_version) {
+    if (version < 1 || version > newest_version) {
+        const std::string readable =
+            newest_version == 1 ? "version 1" : "versions 1 to " + std::to_string(newest_version);
         throw FormatError(what + ": unsupported format version " + std::to_string(version) +
-                          " (this build reads version " + std::to_string(format_version) + ")");
+                          " (this build reads " + readable + ")");
     }
+    if (version_out != nullptr) *version_out = version;
     if (header.u16("flags") != 0) throw FormatError(what + ": unknown flags set");
     const std::uint64_t seed = header.u64("seed");
     const std::uint64_t body_length = header.u64("body length");
@@ -192,15 +199,18 @@ std::vector<std::uint8_t> serialize(const CountMinSketch& sketch) {
         w.u32(p.width);
         w.u32(p.depth);
         w.u32(p.lanes);
+        w.u64(std::bit_cast<std::uint64_t>(p.stated_epsilon));
         w.u64s(sketch.totals());
         w.u64s(sketch.counters());
-    });
+    }, count_min_format_version);
 }
 
 CountMinSketch deserialize_count_min(std::span<const std::uint8_t> bytes,
                                      std::uint64_t expected_seed) {
     const std::string what = kind_name(SketchKind::count_min);
-    ByteReader r = open_frame(bytes, SketchKind::count_min, expected_seed);
+    std::uint32_t version = 0;
+    ByteReader r =
+        open_frame(bytes, SketchKind::count_min, expected_seed, count_min_format_version, &version);
     CountMinParams p;
     p.seed = expected_seed;
     const std::uint8_t variant = r.u8("variant");
@@ -218,6 +228,12 @@ CountMinSketch deserialize_count_min(std::span<const std::uint8_t> bytes,
         throw FormatError(what + ": dimensions out of range (width " + std::to_string(p.width) +
                           ", depth " + std::to_string(p.depth) + ", lanes " +
                           std::to_string(p.lanes) + ")");
+    }
+    if (version >= 2) {
+        p.stated_epsilon = std::bit_cast<double>(r.u64("stated epsilon"));
+        if (!(p.stated_epsilon == 0.0 || (p.stated_epsilon > 0.0 && p.stated_epsilon < 1.0))) {
+            throw FormatError(what + ": stated epsilon out of range (must be 0 or in (0, 1))");
+        }
     }
     // < 2^32 · 64 · 8 = 2^41 cells: no overflow.
     const std::uint64_t cells = std::uint64_t{p.width} * p.depth * p.lanes;

@@ -61,6 +61,9 @@ enum class SketchKind : std::uint8_t {
 };
 
 inline constexpr std::uint32_t format_version = 1;
+/// Count-Min's format version: 2 adds the ε its guarantee is stated at
+/// (version 1 snapshots are still read; their ε is the width's own).
+inline constexpr std::uint32_t count_min_format_version = 2;
 inline constexpr std::size_t format_header_bytes = 24;
 inline constexpr std::size_t format_trailer_bytes = 8;
 

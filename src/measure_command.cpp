@@ -108,11 +108,17 @@ void warn_if_not_decoded(const std::string& input, int link_type) {
 core::CountMinParams sketch_params(const MeasureOptions& options) {
     const auto variant = options.variant == "standard" ? core::CountMinVariant::standard
                                                        : core::CountMinVariant::kirsch_mitzenmacher;
-    core::CountMinParams params = core::CountMinParams::for_error(options.epsilon, options.delta, variant);
+    // A given depth keeps the width ε alone implies (δ then follows from both);
+    // a given width states the guarantee at its own ε.
+    core::CountMinParams params =
+        options.depth != 0
+            ? core::CountMinParams::classic_for_error(options.epsilon, options.delta, variant)
+            : core::CountMinParams::for_error(options.epsilon, options.delta, variant);
     if (options.width != 0) {
         params.width = variant == core::CountMinVariant::kirsch_mitzenmacher
                            ? core::next_prime(options.width)
                            : options.width;
+        params.stated_epsilon = 0;
     }
     if (options.depth != 0) params.depth = options.depth;
     params.conservative_update = options.conservative;

@@ -9,7 +9,7 @@
 //    the largest prime ≤ the standard width and the same depth — equal
 //    memory; its bound at the same ε is 2/(εw²) + (2/(εw))^d (re-derived: the
 //    seed prints it without ε), much weaker because 2/(εw) ≈ 2/e;
-//  - km-for-error: CountMinParams::for_error(ε, δ, KM): w = smallest prime
+//  - km-for-error: CountMinParams::classic_for_error(ε, δ, KM): w = smallest prime
 //    ≥ 2e/ε (about twice the memory), d smallest meeting δ.
 // Observed: the share of distinct keys in the stream whose estimate exceeds
 // the truth by more than ε·N, averaged over trials. Within: observed ≤ bound +
@@ -65,12 +65,12 @@ std::vector<Table> count_min_experiment(const LabOptions& options) {
     std::vector<Variant> variants;
     std::vector<double> deltas;
     for (const double delta : {0.25, 0.05, 0.01}) {
-        const auto standard = core::CountMinParams::for_error(epsilon, delta,
-                                                              core::CountMinVariant::standard);
+        const auto standard = core::CountMinParams::classic_for_error(
+            epsilon, delta, core::CountMinVariant::standard);
         core::CountMinParams equal = standard;
         equal.variant = core::CountMinVariant::kirsch_mitzenmacher;
         equal.width = prime_at_most(standard.width);
-        const auto km = core::CountMinParams::for_error(
+        const auto km = core::CountMinParams::classic_for_error(
             epsilon, delta, core::CountMinVariant::kirsch_mitzenmacher);
         variants.push_back({"standard", standard, std::exp(-static_cast<double>(standard.depth))});
         variants.push_back({"km-equal-memory", equal,

@@ -55,26 +55,67 @@ CountMinParams params_of(CountMinVariant variant, std::uint32_t width, std::uint
     return p;
 }
 
-TEST(CountMinParams, ForErrorSizing) {
-    const auto standard = CountMinParams::for_error(0.01, 0.01, CountMinVariant::standard);
+TEST(CountMinParams, ClassicSizing) {
+    const auto standard = CountMinParams::classic_for_error(0.01, 0.01, CountMinVariant::standard);
     EXPECT_EQ(standard.width, 272u);  // ⌈e/0.01⌉
     EXPECT_EQ(standard.depth, 5u);    // ⌈ln 100⌉
-    EXPECT_NEAR(standard.delta(), std::exp(-5.0), 1e-15);
+    EXPECT_NEAR(standard.delta(), std::pow(1 / (0.01 * 272), 5), 1e-15);  // ≈ e^−5
+    EXPECT_LE(standard.delta(), 0.01);
 
     // KM: w = smallest prime ≥ 2e/ε = 543.66 → 547; d smallest with
     // 2/(εw²) + (2/(εw))^d ≤ δ: (0.3656)^5 + 6.7e-4 = 0.0073 (d = 4: 0.0185).
-    const auto km = CountMinParams::for_error(0.01, 0.01, CountMinVariant::kirsch_mitzenmacher);
+    const auto km = CountMinParams::classic_for_error(0.01, 0.01, CountMinVariant::kirsch_mitzenmacher);
     EXPECT_EQ(km.width, 547u);
     EXPECT_EQ(km.depth, 5u);
     EXPECT_LE(km.delta(), 0.01);
-    EXPECT_LE(km.epsilon(), 0.01);
+    EXPECT_EQ(km.epsilon(), 0.01);
     EXPECT_NEAR(kirsch_mitzenmacher_delta(0.01, 547, 5),
                 2 / (0.01 * 547.0 * 547.0) + std::pow(2 / (0.01 * 547.0), 5), 1e-15);
 
-    EXPECT_THROW(CountMinParams::for_error(0.0, 0.1, CountMinVariant::standard),
+    EXPECT_THROW(CountMinParams::classic_for_error(0.0, 0.1, CountMinVariant::standard),
                  std::invalid_argument);
     EXPECT_THROW(CountMinParams::for_error(0.1, 1.0, CountMinVariant::standard),
                  std::invalid_argument);
+}
+
+// for_error trades width for rows: the fewest rows within 25% more cells
+// than the classic sizing, the guarantee stated at the ε asked for.
+TEST(CountMinParams, ForErrorSizesForFewRows) {
+    // The CLI's default, ε = δ = 0.001 (KM): classic 5,437 × 7 = 38,059 cells.
+    // Depth 4 needs (2/(εw))^4 + 2/(εw²) ≤ δ: w ≥ 11,295, the prime 11,299
+    // (45,196 cells, 1.19×); depth 3 would need w ≥ 20,000 (1.58×).
+    const auto km = CountMinParams::for_error(0.001, 0.001, CountMinVariant::kirsch_mitzenmacher);
+    EXPECT_EQ(km.depth, 4u);
+    EXPECT_EQ(km.width, 11299u);
+    EXPECT_EQ(km.epsilon(), 0.001);
+    EXPECT_LE(km.delta(), 0.001);
+    EXPECT_GT(kirsch_mitzenmacher_delta(0.001, 11287, 4), 0.001);  // the prime below is too narrow
+
+    // Standard, ε = 0.01, δ = 0.001: classic 272 × 7 = 1,904 cells; depth 4
+    // needs 1/(εw) ≤ δ^¼: w = 563 (2,252 cells, 1.18×).
+    const auto standard = CountMinParams::for_error(0.01, 0.001, CountMinVariant::standard);
+    EXPECT_EQ(standard.depth, 4u);
+    EXPECT_EQ(standard.width, 563u);
+    EXPECT_EQ(standard.epsilon(), 0.01);
+    EXPECT_LE(standard.delta(), 0.001);
+    EXPECT_GT(standard_delta(0.01, 562, 4), 0.001);
+
+    // Over a grid, every pair is met at the ε asked for, within the memory budget.
+    for (const auto variant : {CountMinVariant::standard, CountMinVariant::kirsch_mitzenmacher}) {
+        for (const double epsilon : {0.1, 0.01, 0.001, 0.0001}) {
+            for (const double delta : {0.1, 0.01, 0.001, 1e-6}) {
+                const auto p = CountMinParams::for_error(epsilon, delta, variant);
+                const auto classic = CountMinParams::classic_for_error(epsilon, delta, variant);
+                SCOPED_TRACE(::testing::Message() << variant_name(variant) << " " << epsilon << " " << delta);
+                EXPECT_EQ(p.epsilon(), epsilon);
+                EXPECT_LE(p.delta(), delta);
+                EXPECT_LE(p.depth, classic.depth);
+                EXPECT_LE(static_cast<double>(p.width) * p.depth,
+                          1.25 * static_cast<double>(classic.width) * classic.depth);
+                EXPECT_NO_THROW(CountMinSketch{p});
+            }
+        }
+    }
 }
 
 TEST(CountMinParams, NextPrime) {

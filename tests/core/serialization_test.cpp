@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
+#include <bit>
 #include <functional>
+#include <limits>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -99,6 +102,7 @@ TEST(Serialization, CountMinRoundTrip) {
     const CountMinSketch a = sample_count_min(11);
     const CountMinSketch b = deserialize_count_min(serialize(a), 11);
     EXPECT_EQ(a.params(), b.params());
+    EXPECT_EQ(b.params().epsilon(), 0.05);  // the ε asked for, not the width's own
     EXPECT_TRUE(std::equal(a.counters().begin(), a.counters().end(), b.counters().begin()));
     EXPECT_TRUE(std::equal(a.totals().begin(), a.totals().end(), b.totals().begin()));
     for (std::uint64_t i = 0; i < 40; ++i) {
@@ -113,6 +117,47 @@ TEST(Serialization, CountMinRoundTrip) {
     const CountMinSketch t = deserialize_count_min(serialize(s), 3);
     EXPECT_EQ(s.params(), t.params());
     for (std::uint64_t i = 0; i < 17; ++i) EXPECT_EQ(s.estimate(key_hash(i)), t.estimate(key_hash(i)));
+}
+
+// Format 1 had no stated ε: such a snapshot still reads, with the same
+// counters, and states its guarantee at the width's own ε (2e/w for KM).
+TEST(Serialization, CountMinReadsFormatVersion1) {
+    const CountMinSketch a = sample_count_min(11);
+    const Bytes current = serialize(a);
+    ASSERT_EQ(current[5], count_min_format_version);
+    constexpr std::size_t epsilon_at = format_header_bytes + 16;  // u8 u8 u16 u32 u32 u32
+    Bytes old(current.begin(), current.begin() + epsilon_at);
+    old.insert(old.end(), current.begin() + epsilon_at + 8, current.end());
+    old[5] = 1;
+    put_u64(old, 16, old.size() - format_header_bytes - format_trailer_bytes);
+    reseal(old);
+    const CountMinSketch b = deserialize_count_min(old, 11);
+    EXPECT_EQ(b.params().stated_epsilon, 0.0);
+    EXPECT_EQ(b.params().width, a.params().width);
+    EXPECT_EQ(b.params().depth, a.params().depth);
+    EXPECT_DOUBLE_EQ(b.params().epsilon(), 2 * std::numbers::e / a.params().width);
+    EXPECT_TRUE(std::equal(a.counters().begin(), a.counters().end(), b.counters().begin()));
+    EXPECT_TRUE(std::equal(a.totals().begin(), a.totals().end(), b.totals().begin()));
+    // Written back in the current format, with ε = 0 ("the width's own").
+    const Bytes upgraded = serialize(b);
+    EXPECT_EQ(upgraded[5], count_min_format_version);
+    EXPECT_EQ(deserialize_count_min(upgraded, 11).params(), b.params());
+
+    // A stated ε must be 0 or in (0, 1).
+    for (const double bad : {1.0, -0.1, std::numeric_limits<double>::quiet_NaN(),
+                             std::numeric_limits<double>::infinity()}) {
+        Bytes forged = current;
+        put_u64(forged, epsilon_at, std::bit_cast<std::uint64_t>(bad));
+        reseal(forged);
+        EXPECT_NE(error_of([&] { (void)deserialize_count_min(forged, 11); }).find("stated epsilon"),
+                  std::string::npos)
+            << bad;
+    }
+    Bytes future = current;
+    future[5] = count_min_format_version + 1;
+    reseal(future);
+    EXPECT_NE(error_of([&] { (void)deserialize_count_min(future, 11); }).find("versions 1 to 2"),
+              std::string::npos);
 }
 
 TEST(Serialization, BloomRoundTrips) {

@@ -134,7 +134,10 @@ void write_sketch_seeds(const fs::path& dir) {
         {"count_min_km_4_lanes", {core::CountMinVariant::kirsch_mitzenmacher, 5, 2, 4, 12, false}},
         {"count_min_standard", {core::CountMinVariant::standard, 8, 2, 2, 13, false}},
         {"count_min_conservative", {core::CountMinVariant::standard, 4, 3, 1, 0, true}},
+        {"count_min_stated_epsilon", {core::CountMinVariant::kirsch_mitzenmacher, 11, 2, 2, 3, false, 0.25}},
     };
+    // The corpus also keeps the format-1 snapshots these wrote before Count-Min's format 2
+    // (files *_v1*), which the reader still accepts.
     for (const auto& [name, params] : count_mins) {
         core::CountMinSketch sketch(params);
         std::vector<std::uint64_t> weights(params.lanes, 3);
