@@ -372,7 +372,11 @@ std::uint64_t CountMinSketch::lower_bound(std::uint64_t estimate, std::uint32_t 
 
 void CountMinSketch::merge(const CountMinSketch& other) {
     if (&other == this) throw std::invalid_argument("cannot merge a Count-Min sketch with itself");
-    if (!(other.params_ == params_)) {
+    // The stated ε is how the guarantee is worded, not how cells are laid out:
+    // a snapshot of format 1 (ε = 0) merges with a sketch built for an ε.
+    CountMinParams other_layout = other.params_;
+    other_layout.stated_epsilon = params_.stated_epsilon;
+    if (!(other_layout == params_)) {
         throw std::invalid_argument(
             "cannot merge Count-Min sketches with different variant, width, depth, lanes, "
             "seed or update rule");

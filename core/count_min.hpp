@@ -137,8 +137,9 @@ public:
     std::uint64_t total(std::uint32_t lane = 0) const noexcept { return totals_[lane]; }
 
     /// Adds another sketch's counters cell by cell. Throws std::invalid_argument
-    /// when the parameters differ (dimensions, variant, seed, lanes) or when
-    /// merging a sketch with itself.
+    /// when the parameters differ (dimensions, variant, seed, lanes, update
+    /// rule; not the stated ε, and this sketch keeps its own) or when merging
+    /// a sketch with itself.
     void merge(const CountMinSketch& other);
 
     /// Adds lane `from` of every cell into lane `to` (e.g. an interval's

@@ -303,6 +303,14 @@ TEST(CountMinSketch, MergeRejectsMismatchesAndSelf) {
     other = base;
     other.conservative_update = true;
     EXPECT_THROW(a.merge(CountMinSketch(other)), std::invalid_argument);
+    // Only the wording of the guarantee differs: merged, a keeps its own ε.
+    other = base;
+    other.stated_epsilon = 0.25;
+    CountMinSketch stated(other);
+    stated.update(key_hash(1), 3);
+    EXPECT_NO_THROW(a.merge(stated));
+    EXPECT_EQ(a.estimate(key_hash(1)), 3u);
+    EXPECT_EQ(a.params().stated_epsilon, base.stated_epsilon);
 }
 
 TEST(CountMinSketch, LanesAreIndependent) {
