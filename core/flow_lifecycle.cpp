@@ -667,11 +667,7 @@ void FlowLifecycle::close_segment() noexcept {
     // other flows after its last packet (probability well below f) moves a
     // token from the wrong generation. Each shifts one token until the
     // generation it came from leaves the window.
-    hidden_[cur_stamp_] += missed.bound_mean;
-    hidden_mean_[cur_stamp_] += missed.mean;
-    hidden_variance_[cur_stamp_] += missed.variance;
-    hidden_fpr_[cur_stamp_] = std::max(hidden_fpr_[cur_stamp_], f);
-    if (seg_moves_ != 0) misplaced_[cur_stamp_] += static_cast<double>(seg_moves_) * f;
+    token_errors_[cur_stamp_] += TokenErrors{missed, f, static_cast<double>(seg_moves_) * f};
     max_fpr_ = std::max(max_fpr_, f);
     seg_new_ = 0;
     seg_moves_ = 0;
@@ -704,15 +700,11 @@ void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
         } else {
             for (std::uint32_t s = 1; s < 16; ++s) {
                 expired_est_ += static_cast<double>(std::max<std::int64_t>(tokens_[s], 0));
-                expired_var_ += hidden_[s] + misplaced_[s];
+                expired_var_ += token_errors_[s].expiry_variance();
             }
         }
         tokens_.fill(0);
-        hidden_.fill(0.0);
-        hidden_mean_.fill(0.0);
-        hidden_variance_.fill(0.0);
-        hidden_fpr_.fill(0.0);
-        misplaced_.fill(0.0);
+        token_errors_.fill(TokenErrors{});
         std::fill(cells_.begin(), cells_.end(), 0);
         nonzero_ = 0;
         fill_blocks_.fill(0);
@@ -794,14 +786,10 @@ void FlowLifecycle::rotate_once() noexcept {
         }
     } else {
         expired_est_ += static_cast<double>(std::max<std::int64_t>(tokens_[leaving], 0));
-        expired_var_ += hidden_[leaving] + misplaced_[leaving];
+        expired_var_ += token_errors_[leaving].expiry_variance();
     }
     tokens_[leaving] = 0;
-    hidden_[leaving] = 0.0;
-    hidden_mean_[leaving] = 0.0;
-    hidden_variance_[leaving] = 0.0;
-    hidden_fpr_[leaving] = 0.0;
-    misplaced_[leaving] = 0.0;
+    token_errors_[leaving] = TokenErrors{};
     // Everything ages by one; the new current stamp is free (cleared when it left).
     cur_stamp_ = cur_stamp_ % stamp_cycle + 1;
     for (std::uint32_t age = 15; age > 0; --age) stamp_at_age_[age] = stamp_at_age_[age - 1];
@@ -831,27 +819,19 @@ FlowCounts FlowLifecycle::interval_counts() const {
         c.active_upper = c.active + 3.0 * c.active_stderr;
     } else {
         double tokens = 0.0;
-        double hidden = open_segment.bound_mean;
-        double hidden_mean = open_segment.mean;
-        double hidden_variance = open_segment.variance;
-        double misplaced = static_cast<double>(seg_moves_) * f;
-        double hidden_fpr = f;
+        TokenErrors window{open_segment, f, static_cast<double>(seg_moves_) * f};
         for (std::uint32_t s = 1; s < 16; ++s) {
             tokens += static_cast<double>(tokens_[s]);
-            hidden += hidden_[s];
-            hidden_fpr = std::max(hidden_fpr, hidden_fpr_[s]);
-            hidden_mean += hidden_mean_[s];
-            hidden_variance += hidden_variance_[s];
-            misplaced += misplaced_[s];
+            window += token_errors_[s];
         }
         tokens = std::max(tokens, 0.0);
         // Missed new flows are missing tokens: add their expectation; their
         // spread is the standard error. Misplaced tokens only widen the upper
         // bound (their real rate is far below f).
-        c.active = tokens + hidden_mean;
-        c.active_stderr = std::sqrt(hidden_variance);
+        c.active = tokens + window.hidden.mean;
+        c.active_stderr = std::sqrt(window.hidden.variance);
         c.active_lower = tokens;
-        c.active_upper = tokens + miss_bound(hidden + misplaced, hidden_fpr);
+        c.active_upper = tokens + miss_bound(window.hidden.bound_mean + window.misplaced, window.fpr);
     }
     c.expired = expired_est_;
     c.expired_stderr = std::sqrt(expired_var_);

@@ -280,6 +280,24 @@ private:
         double variance = 0;
     };
     MissedFlows segment_misses(double end_fpr) const noexcept;
+    /// Two-choice's token errors of a generation (or of several, summed): the
+    /// new flows missed, the highest fpr they were counted at, and the bound on
+    /// misplaced token moves. Each shifts one token until the generation leaves.
+    struct TokenErrors {
+        MissedFlows hidden;
+        double fpr = 0;
+        double misplaced = 0;
+        TokenErrors& operator+=(const TokenErrors& other) noexcept {
+            hidden.bound_mean += other.hidden.bound_mean;
+            hidden.mean += other.hidden.mean;
+            hidden.variance += other.hidden.variance;
+            fpr = fpr > other.fpr ? fpr : other.fpr;
+            misplaced += other.misplaced;
+            return *this;
+        }
+        /// What the generation's expiry count may be off by (its variance term).
+        double expiry_variance() const noexcept { return hidden.bound_mean + misplaced; }
+    };
     using FillHistogram = std::array<std::uint64_t, lifecycle_block_cells + 1>;
     double current_fpr() const noexcept;
     double ended_fpr() const noexcept;
@@ -320,11 +338,7 @@ private:
     std::array<std::uint8_t, 16> age_of_{};          // stamp → age (0..G) or dead
     std::array<std::uint8_t, 16> stamp_at_age_{};    // age 0..14 → stamp
     std::array<std::int64_t, 16> tokens_{};          // flows by stamp of their last packet
-    std::array<double, 16> hidden_{};     // missed new flows, by stamp: mean at the segments' ends' fpr
-    std::array<double, 16> hidden_mean_{};      // the same, trapezoid mean (the estimate)
-    std::array<double, 16> hidden_variance_{};  // its variance
-    std::array<double, 16> hidden_fpr_{};       // highest fpr those misses were counted at
-    std::array<double, 16> misplaced_{};  // bound on misplaced token moves, by stamp
+    std::array<TokenErrors, 16> token_errors_{};     // by generation stamp
 
     // Current generation segment: since the last boundary, interval start or
     // segment_new_flows new flows, so the fpr changes little within one.
