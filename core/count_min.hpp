@@ -64,6 +64,11 @@ struct CountMinParams {
     /// standard (1/(ε·w))^d (e^{−d} at ε = e/w); Kirsch–Mitzenmacher
     /// 2/(ε·w²) + (2/(ε·w))^d.
     double delta() const noexcept;
+    /// The counters' memory, width·depth·lanes 64-bit words (no overflow:
+    /// at most 2^32·64·8 words).
+    std::uint64_t counter_bytes() const noexcept {
+        return std::uint64_t{width} * depth * lanes * sizeof(std::uint64_t);
+    }
 
     friend bool operator==(const CountMinParams&, const CountMinParams&) = default;
 };

@@ -361,6 +361,11 @@ FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
     }
 }
 
+std::size_t FlowLifecycle::planned_bytes(const FlowLifecycleConfig& config) {
+    return sizeof(FlowLifecycle) + config.sizing().table_bytes +
+           (config.recent_flow_table ? recent_slots : 2) * sizeof(Recent);
+}
+
 std::size_t FlowLifecycle::memory_bytes() const noexcept {
     return sizeof(*this) + (cells_.capacity() + ended_bits_.capacity()) * sizeof(std::uint64_t) +
            block_nonzero_.capacity() + recent_.capacity() * sizeof(Recent);

@@ -220,6 +220,9 @@ public:
     std::uint64_t cell_passes() const noexcept { return cell_passes_; }
     /// Fixed at construction: object plus both tables.
     std::size_t memory_bytes() const noexcept;
+    /// What a lifecycle of this configuration allocates (sizing().table_bytes
+    /// and the recent-flow table), known before building it. Throws as sizing().
+    static std::size_t planned_bytes(const FlowLifecycleConfig& config);
 
 private:
     static constexpr std::uint8_t dead = 0xff;  // age_of_ value for an empty cell

@@ -265,6 +265,13 @@ void FlowMeasurement::start_new_interval() noexcept {
     interval_by_bytes_.clear();
 }
 
+FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& config) {
+    Footprint f;
+    f.sketch_bytes = with_lanes(config.sketch, Lane::lanes).counter_bytes();
+    if (config.track_flows) f.lifecycle_bytes = FlowLifecycle::planned_bytes(config.lifecycle);
+    return f;
+}
+
 std::size_t FlowMeasurement::memory_bytes() const noexcept {
     return sizeof(*this) + sketch_.memory_bytes() + cache_.memory_bytes() +
            evicted_.capacity() * sizeof(AggregationCache::Entry) +

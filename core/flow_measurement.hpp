@@ -123,6 +123,17 @@ public:
     const MeasurementConfig& config() const noexcept { return config_; }
     std::size_t memory_bytes() const noexcept;
 
+    /// The state whose size the parameters choose, before anything is
+    /// allocated: a command line can refuse a size asked for by mistake (a
+    /// tiny δ, a huge max-flows) instead of running out of memory.
+    struct Footprint {
+        std::uint64_t sketch_bytes = 0;     // Count-Min counters, every lane
+        std::uint64_t lifecycle_bytes = 0;  // seen and ended filters, recent-flow table
+        std::uint64_t total() const noexcept { return sketch_bytes + lifecycle_bytes; }
+    };
+    /// Throws std::invalid_argument on bad lifecycle parameters (as the constructor).
+    static Footprint footprint(const MeasurementConfig& config);
+
     /// Lanes of every sketch cell: this interval's and the run's packets and bytes.
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 

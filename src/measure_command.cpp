@@ -51,6 +51,7 @@ struct MeasureOptions {
     bool realtime = false;     // replay paced by packet timestamps
     double speed = 0;          // replay pace: packet time runs this many times wall time
     unsigned threads = 1;
+    std::uint64_t max_memory = std::uint64_t{1} << 30;  // Count-Min plus seen filter
 };
 
 // Each completed report also becomes the Prometheus scrape body.
@@ -123,6 +124,46 @@ core::CountMinParams sketch_params(const MeasureOptions& options) {
     if (options.depth != 0) params.depth = options.depth;
     params.conservative_update = options.conservative;
     return params;
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+    constexpr std::array<const char*, 4> units = {"KiB", "MiB", "GiB", "TiB"};
+    if (bytes < 1024) return fmt::format("{} B", bytes);
+    double value = static_cast<double>(bytes) / 1024.0;
+    std::size_t unit = 0;
+    for (; value >= 1024.0 && unit + 1 < units.size(); ++unit) value /= 1024.0;
+    return fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+// Sketch and filter sizes follow from ε, δ, --max-flows and --flow-fpr, and a
+// slip of a digit asks for gigabytes (KM at δ = 1e-12: 8.2 GiB, from its
+// full-collision term). Refused before anything is allocated, with the way out.
+void check_memory(const MeasureOptions& options, const core::MeasurementConfig& measurement) {
+    const core::FlowMeasurement::Footprint need = core::FlowMeasurement::footprint(measurement);
+    if (need.total() <= options.max_memory) return;
+    const core::CountMinParams& sketch = measurement.sketch;
+    std::string advice;
+    if (need.sketch_bytes >= need.lifecycle_bytes) {
+        advice = "raise --epsilon or --delta";
+        if (sketch.variant == core::CountMinVariant::kirsch_mitzenmacher && options.width == 0 &&
+            options.depth == 0) {
+            core::CountMinParams standard = core::CountMinParams::for_error(
+                options.epsilon, options.delta, core::CountMinVariant::standard);
+            standard.lanes = core::FlowMeasurement::Lane::lanes;
+            if (2 * standard.counter_bytes() < need.sketch_bytes) {
+                advice = fmt::format("--cms standard meets the same --epsilon and --delta in {}",
+                                     format_bytes(standard.counter_bytes()));
+            }
+        }
+    } else {
+        advice = "lower --max-flows or raise --flow-fpr";
+    }
+    throw std::invalid_argument(fmt::format(
+        "the Count-Min sketch ({} x {} cells: {}) and the seen filter ({}) need {}, above "
+        "--max-memory {}; {}, or raise --max-memory",
+        sketch.width, sketch.depth, format_bytes(need.sketch_bytes),
+        format_bytes(need.lifecycle_bytes), format_bytes(need.total()),
+        format_bytes(options.max_memory), advice));
 }
 
 // Replays capture files in order as one stream; intervals in packet time.
@@ -242,6 +283,7 @@ int run_measure(const MeasureOptions& options) {
     std::unique_ptr<reports::ReportWriter> writer;
     try {
         config.measurement.sketch = sketch_params(options);
+        check_memory(options, config.measurement);
         const reports::ReportFormat format = reports::parse_report_format(options.format);
         std::vector<std::unique_ptr<reports::ReportWriter>> writers;
         if (options.output.empty() || options.also_stdout) {
@@ -370,6 +412,12 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
                    "reads and decodes (same reports)")
         ->check(CLI::Range(1u, 2u))
         ->capture_default_str();
+    app.add_option("--max-memory", options->max_memory,
+                   "Refuse a Count-Min sketch plus seen filter larger than SIZE (e.g. 512MiB, 4GiB): "
+                   "a mistyped --delta or --max-flows fails at once instead of exhausting memory")
+        ->type_name("SIZE")
+        ->transform(CLI::AsSizeValue(false))
+        ->default_str("1GiB");
     app.add_option("-o,--output", options->output,
                    "Append reports to FILE instead of standard output (whole reports only)")
         ->type_name("FILE");

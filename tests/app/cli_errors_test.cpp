@@ -42,6 +42,37 @@ TEST(CliErrors, BadOptionValueIsUsageError) {
     expect_one_line_naming(run, "epsilon");
 }
 
+// KM at δ = 1e-12 needs 8.2 GiB (its full-collision term); refused before
+// anything is allocated, pointing at the standard scheme's few MiB.
+TEST(CliErrors, SketchAboveMaxMemoryIsUsageErrorWithTheWayOut) {
+    const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --delta 1e-12");
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "--max-memory 1.0 GiB");
+    EXPECT_NE(run.err.find("GiB) and the seen filter"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("--cms standard meets the same"), std::string::npos) << run.err;
+}
+
+TEST(CliErrors, SeenFilterAboveMaxMemoryNamesMaxFlows) {
+    const RunResult run =
+        run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --max-flows 1000000000");
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "lower --max-flows");
+}
+
+TEST(CliErrors, MaxMemoryTakesUnitsAndBindsBothWays) {
+    const std::string input = "-r " + pcap_path("pcapplusplus-sll.pcap");
+    // The default state (1.4 MiB sketch, 12 MiB seen filter) fits in 16 MiB, not in 8.
+    EXPECT_EQ(run_flowsketch(input + " --max-memory 16MiB").exit_code, 0);
+    const RunResult small = run_flowsketch(input + " --max-memory 8MiB");
+    EXPECT_EQ(small.exit_code, 2);
+    expect_one_line_naming(small, "--max-memory 8.0 MiB");
+    // The standard scheme meets a δ km cannot afford within the default limit.
+    EXPECT_EQ(run_flowsketch(input + " --delta 1e-12 --cms standard").exit_code, 0);
+    const RunResult bad = run_flowsketch(input + " --max-memory lots");
+    EXPECT_EQ(bad.exit_code, 2);
+    expect_one_line_naming(bad, "max-memory");
+}
+
 TEST(CliErrors, UnknownFormatIsUsageError) {
     const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --format xml");
     EXPECT_EQ(run.exit_code, 2);

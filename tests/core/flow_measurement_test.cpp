@@ -5,6 +5,8 @@
 #include <map>
 #include <random>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/flow_measurement.hpp"
@@ -89,6 +91,38 @@ TEST(FlowMeasurement, MemoryDoesNotGrowWithFlows) {
     const WindowSummary summary = measurement.total_summary();
     EXPECT_EQ(summary.packets, 1'000'000u - 1'000'000u % 256);
     EXPECT_TRUE(summary.flows.overfilled);
+}
+
+// The footprint a command line checks before allocating is what gets allocated.
+TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
+    for (const SeenFilterKind kind :
+         {SeenFilterKind::blocked, SeenFilterKind::standard, SeenFilterKind::two_choice}) {
+        for (const bool recent : {true, false}) {
+            MeasurementConfig config;
+            config.sketch = CountMinParams::for_error(0.0005, 0.01, CountMinVariant::kirsch_mitzenmacher);
+            config.lifecycle.kind = kind;
+            config.lifecycle.max_flows = 300'000;
+            config.lifecycle.recent_flow_table = recent;
+            const FlowMeasurement::Footprint planned = FlowMeasurement::footprint(config);
+            const FlowMeasurement measurement(config);
+            SCOPED_TRACE(std::string(seen_filter_kind_name(kind)) + (recent ? " recent" : ""));
+            EXPECT_EQ(planned.lifecycle_bytes, measurement.lifecycle()->memory_bytes());
+            const CountMinParams& p = measurement.sketch_params();
+            EXPECT_EQ(planned.sketch_bytes, std::uint64_t{p.width} * p.depth * 4 * 8);
+            EXPECT_LE(planned.sketch_bytes, measurement.sketch().memory_bytes());
+            EXPECT_GT(planned.sketch_bytes, measurement.sketch().memory_bytes() * 99 / 100);
+        }
+    }
+    MeasurementConfig untracked;
+    untracked.sketch = CountMinParams::for_error(0.001, 0.001, CountMinVariant::standard);
+    untracked.track_flows = false;
+    EXPECT_EQ(FlowMeasurement::footprint(untracked).lifecycle_bytes, 0u);
+    untracked.lifecycle.target_fpr = 2.0;  // not validated when not tracked
+    EXPECT_NO_THROW(FlowMeasurement::footprint(untracked));
+    MeasurementConfig bad;
+    bad.sketch = untracked.sketch;
+    bad.lifecycle.target_fpr = 2.0;
+    EXPECT_THROW(FlowMeasurement::footprint(bad), std::invalid_argument);
 }
 
 // A skewed stream over `flows` flows, some of them ending (FIN) now and then.
