@@ -27,6 +27,10 @@
 #               otherwise generated there with the recipe above)
 #   TRACES="a b"  which of a, b to measure (default both; c10k always runs once
 #               when b does, for the RSS line)
+#   BASELINE=FILE another flowsketch binary (e.g. the previous release, built
+#               from an older commit) timed in the same alternation, as two more
+#               rows: the machine's speed drifts by ±15% over minutes, so only a
+#               comparison within one run says whether a build is faster
 #
 # Output: a table per trace on standard output, and the same as Markdown in
 # out/bench/results.md (results-sN.md with SCALE=N).
@@ -44,7 +48,8 @@ traces="${TRACES:-a b}"
 flowsketch="$build/src/flowsketch"
 floor="$build/bench/pcap_floor"
 exact="$build/bench/exact_counter"
-for program in "$flowsketch" "$floor" "$exact"; do
+baseline="${BASELINE:-}"
+for program in "$flowsketch" "$floor" "$exact" ${baseline:+"$baseline"}; do
   [ -x "$program" ] || { echo "missing $program: build first (scripts/build.sh $build)" >&2; exit 1; }
 done
 [[ "$scale" =~ ^[1-9][0-9]*$ ]] || { echo "SCALE must be a positive integer" >&2; exit 2; }
@@ -124,6 +129,7 @@ threads_note=""
 # Row names, in run order, and the command of each (TRACE is substituted).
 names=("page cache (cat)" "libpcap floor (pcap_floor)" "flowsketch --threads 1$threads_note"
        "flowsketch --threads 2$threads_note" "exact hash map (exact_counter)")
+[ -z "$baseline" ] || names+=("baseline --threads 1" "baseline --threads 2")
 command_for() {  # command_for ROW TRACE → sets cmd array
   local fs=("$flowsketch" -r "$2" --format json)
   case "$1" in
@@ -132,6 +138,8 @@ command_for() {  # command_for ROW TRACE → sets cmd array
     2) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 1); else cmd=("${fs[@]}"); fi ;;
     3) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 2); else cmd=("${fs[@]}"); fi ;;
     4) cmd=("$exact" "$2") ;;
+    5) cmd=("$baseline" -r "$2" --format json --threads 1) ;;
+    6) cmd=("$baseline" -r "$2" --format json --threads 2) ;;
   esac
 }
 
@@ -141,6 +149,7 @@ md="out/bench/results$suffix.md"  # a SCALE run never overwrites the full-size r
   echo
   echo "$(date -u +%Y-%m-%dT%H:%MZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
        "$(nproc) CPUs, build \`$build\`, $reps alternating repetitions, median wall time, peak RSS the max over repetitions."
+  [ -z "$baseline" ] || echo "Baseline rows: \`$baseline\`"
 } > "$md"
 
 declare -A rss_of  # "TRACE ROW" → max peak RSS (KiB)
