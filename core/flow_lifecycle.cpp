@@ -500,12 +500,23 @@ void FlowLifecycle::note_end(const std::uint64_t* pos) noexcept {
         word |= bit;
     }
     ended_ones_ += fresh;
-    ended_ += fresh != 0 ? 1u : 0u;
-    if (blocked_ && fresh != 0) {  // FIN/RST packets only: popcount's library call is fine here
+    if (fresh == 0) return;
+    ++ended_;
+    if (blocked_) {  // FIN/RST packets only: popcount's library call is fine here
         const std::uint32_t now = ended_block_fill(pos[0] / lifecycle_block_cells);
         --ended_fill_blocks_[now - fresh];
         ++ended_fill_blocks_[now];
     }
+    if (++ended_seg_ >= segment_new_flows) close_ended_segment();
+}
+
+// Expected ends missed behind the segment's: f/(1 − f) each, at the rate of
+// the segment's close, an upper bound for every end in it (bits are only set
+// until the interval ends).
+void FlowLifecycle::close_ended_segment() noexcept {
+    if (ended_seg_ == 0) return;
+    ended_mu_ += static_cast<double>(ended_seg_) * miss_ratio(ended_fpr());
+    ended_seg_ = 0;
 }
 
 bool FlowLifecycle::observe_slow(const Hash128& hash, const Probes& probes,
@@ -842,8 +853,9 @@ FlowCounts FlowLifecycle::interval_counts() const {
     c.expired_stderr = std::sqrt(expired_var_);
 
     c.ended = ended_;
-    const double ended_f = ended_fpr();
-    const double ended_mu = ended_ == 0 ? 0.0 : static_cast<double>(ended_) * miss_ratio(ended_f);
+    const double ended_f = ended_fpr();  // the interval's highest: the deviation's factor
+    const double ended_mu =
+        ended_mu_ + (ended_seg_ == 0 ? 0.0 : static_cast<double>(ended_seg_) * miss_ratio(ended_f));
     c.ended_undercount_bound = miss_bound(ended_mu, ended_f);
 
     c.fill = static_cast<double>(nonzero_) / m;
@@ -860,6 +872,8 @@ void FlowLifecycle::start_new_interval() noexcept {
     packets_ = 0;
     new_flows_ = 0;
     ended_ = 0;
+    ended_mu_ = 0.0;
+    ended_seg_ = 0;
     undercount_mu_ = 0.0;
     expired_est_ = 0.0;
     expired_var_ = 0.0;

@@ -274,6 +274,7 @@ private:
     void advance_slow(std::int64_t timestamp_ns) noexcept;
     void rotate_once() noexcept;
     void close_segment() noexcept;
+    void close_ended_segment() noexcept;
     /// Missed new flows behind the open segment's detections, given the fpr
     /// at its end: the bounds' mean (at the end fpr), the estimate's mean
     /// and its variance.
@@ -353,6 +354,11 @@ private:
     std::uint64_t packets_ = 0;
     std::uint64_t new_flows_ = 0;
     std::uint64_t ended_ = 0;
+    // Ends counted in closed segments of segment_new_flows ends, each charged
+    // the ended filter's rate at its segment's close (the rate only grows
+    // within an interval), and the ends of the open segment.
+    double ended_mu_ = 0;
+    std::uint64_t ended_seg_ = 0;
     double undercount_mu_ = 0;
     double expired_est_ = 0;
     double expired_var_ = 0;
