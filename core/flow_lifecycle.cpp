@@ -761,27 +761,28 @@ void FlowLifecycle::rotate_once() noexcept {
     };
     std::uint64_t cleared = 0;
     if (blocked_) {
-        // Block by block, recounting each block's fill (the cells cleared are
-        // the drop) and the fill histogram. An empty block stays empty: skipped.
-        FillHistogram histogram{};
-        std::uint64_t visited = 0;
+        // Block by block: the cells cleared are the drop in the block's fill,
+        // and only a block that lost cells moves in the fill histogram. An
+        // empty block stays empty: skipped. (×15 as a shift and a subtraction,
+        // so that gcc vectorises the word loop with SSE2; the top nibble's
+        // shift wraps modulo 2^64 to the same result.)
         for (std::uint64_t block = 0; block < blocks_; ++block) {
             std::uint8_t& fill = block_nonzero_[block];
             if (fill == 0) continue;
-            ++visited;
             std::uint64_t* words = &cells_[block * block_words];
-            std::uint64_t flags = 0;  // per nibble: in how many of the 8 words it is non-zero
+            std::uint64_t left = 0;  // per nibble: in how many of the 8 words it leaves
             for (std::uint32_t w = 0; w < block_words; ++w) {
-                words[w] &= ~(leaving_nibbles(words[w]) * 15);
-                flags += nonzero_nibbles(words[w]);
+                const std::uint64_t leaves = leaving_nibbles(words[w]);
+                words[w] &= ~((leaves << 4) - leaves);
+                left += leaves;
             }
-            const std::uint32_t now = sum_of_nibbles(flags);
-            cleared += fill - now;
-            fill = static_cast<std::uint8_t>(now);
-            ++histogram[now];
+            if (left == 0) continue;
+            const std::uint32_t gone = sum_of_nibbles(left);
+            cleared += gone;
+            --fill_blocks_[fill];
+            fill = static_cast<std::uint8_t>(fill - gone);
+            ++fill_blocks_[fill];
         }
-        histogram[0] += blocks_ - visited;
-        fill_blocks_ = histogram;
     } else {
         for (std::uint64_t& word : cells_) {
             const std::uint64_t equal = leaving_nibbles(word);
