@@ -763,9 +763,7 @@ void FlowLifecycle::rotate_once() noexcept {
     if (blocked_) {
         // Block by block: the cells cleared are the drop in the block's fill,
         // and only a block that lost cells moves in the fill histogram. An
-        // empty block stays empty: skipped. (×15 as a shift and a subtraction,
-        // so that gcc vectorises the word loop with SSE2; the top nibble's
-        // shift wraps modulo 2^64 to the same result.)
+        // empty block stays empty: skipped.
         for (std::uint64_t block = 0; block < blocks_; ++block) {
             std::uint8_t& fill = block_nonzero_[block];
             if (fill == 0) continue;
@@ -773,7 +771,7 @@ void FlowLifecycle::rotate_once() noexcept {
             std::uint64_t left = 0;  // per nibble: in how many of the 8 words it leaves
             for (std::uint32_t w = 0; w < block_words; ++w) {
                 const std::uint64_t leaves = leaving_nibbles(words[w]);
-                words[w] &= ~((leaves << 4) - leaves);
+                words[w] &= ~(leaves * 15);
                 left += leaves;
             }
             if (left == 0) continue;
