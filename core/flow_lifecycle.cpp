@@ -444,7 +444,7 @@ void FlowLifecycle::touch(const std::uint64_t* pos, const Scan& s) noexcept {
         word = (word & ~(std::uint64_t{15} << shift)) | (stamp << shift);
     }
     nonzero_ += s.zeros;  // distinct probes (the blocked filter has refresh_block)
-    if (seg_new_ >= segment_new_flows) close_segment();
+    if (seg_new_ >= segment_flows) close_segment();
 }
 
 // The blocked filter's observe, on the block's 8 words at once: a nibble mask
@@ -487,7 +487,7 @@ FlowLifecycle::BlockResult FlowLifecycle::refresh_block(const Probes& probes) no
         fill = static_cast<std::uint8_t>(fill + fresh);
         ++fill_blocks_[fill];
     }
-    if (seg_new_ >= segment_new_flows) close_segment();
+    if (seg_new_ >= segment_flows) close_segment();
     return result;
 }
 
@@ -507,15 +507,18 @@ void FlowLifecycle::note_end(const std::uint64_t* pos) noexcept {
         --ended_fill_blocks_[now - fresh];
         ++ended_fill_blocks_[now];
     }
-    if (++ended_seg_ >= segment_new_flows) close_ended_segment();
+    if (++ended_seg_ >= segment_flows) close_ended_segment();
 }
 
-// Expected ends missed behind the segment's: f/(1 − f) each, at the rate of
-// the segment's close, an upper bound for every end in it (bits are only set
-// until the interval ends).
+// f/(1 − f) per end: at the segment's close (or now, for the open one) an
+// upper bound on the rate every end in it met, since bits are only set until
+// the interval ends. None yet: 0 (also when f = 1, where the ratio is ∞).
+double FlowLifecycle::ended_segment_misses(double f) const noexcept {
+    return ended_seg_ == 0 ? 0.0 : static_cast<double>(ended_seg_) * miss_ratio(f);
+}
+
 void FlowLifecycle::close_ended_segment() noexcept {
-    if (ended_seg_ == 0) return;
-    ended_mu_ += static_cast<double>(ended_seg_) * miss_ratio(ended_fpr());
+    ended_mu_ += ended_segment_misses(ended_fpr());
     ended_seg_ = 0;
 }
 
@@ -853,9 +856,7 @@ FlowCounts FlowLifecycle::interval_counts() const {
 
     c.ended = ended_;
     const double ended_f = ended_fpr();  // the interval's highest: the deviation's factor
-    const double ended_mu =
-        ended_mu_ + (ended_seg_ == 0 ? 0.0 : static_cast<double>(ended_seg_) * miss_ratio(ended_f));
-    c.ended_undercount_bound = miss_bound(ended_mu, ended_f);
+    c.ended_undercount_bound = miss_bound(ended_mu_ + ended_segment_misses(ended_f), ended_f);
 
     c.fill = static_cast<double>(nonzero_) / m;
     c.fpr = f;

@@ -274,6 +274,8 @@ private:
     void advance_slow(std::int64_t timestamp_ns) noexcept;
     void rotate_once() noexcept;
     void close_segment() noexcept;
+    /// Expected ends missed behind the open ended segment's, at ended fpr f.
+    double ended_segment_misses(double f) const noexcept;
     void close_ended_segment() noexcept;
     /// Missed new flows behind the open segment's detections, given the fpr
     /// at its end: the bounds' mean (at the end fpr), the estimate's mean
@@ -344,9 +346,10 @@ private:
     std::array<std::int64_t, 16> tokens_{};          // flows by stamp of their last packet
     std::array<TokenErrors, 16> token_errors_{};     // by generation stamp
 
-    // Current generation segment: since the last boundary, interval start or
-    // segment_new_flows new flows, so the fpr changes little within one.
-    static constexpr std::uint64_t segment_new_flows = 256;
+    // Segments of at most segment_flows flows, so a filter's fpr changes
+    // little within one: new flows for the seen filter (the current one ends
+    // also at a boundary or the interval's start), ended flows for the ended filter.
+    static constexpr std::uint64_t segment_flows = 256;
     std::uint64_t seg_new_ = 0;
     std::uint64_t seg_moves_ = 0;
     double seg_start_fpr_ = 0;
@@ -354,9 +357,9 @@ private:
     std::uint64_t packets_ = 0;
     std::uint64_t new_flows_ = 0;
     std::uint64_t ended_ = 0;
-    // Ends counted in closed segments of segment_new_flows ends, each charged
-    // the ended filter's rate at its segment's close (the rate only grows
-    // within an interval), and the ends of the open segment.
+    // Expected ends missed behind the closed segments' ends, each charged the
+    // ended filter's rate at its segment's close (the rate only grows within
+    // an interval), and the ends of the open segment.
     double ended_mu_ = 0;
     std::uint64_t ended_seg_ = 0;
     double undercount_mu_ = 0;
