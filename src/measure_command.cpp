@@ -45,6 +45,7 @@ struct MeasureOptions {
     double flow_fpr = 0.001;
     std::string seen_filter = "blocked";
     std::uint32_t generations = 8;
+    bool no_flows = false;     // heavy hitters only: no flow lifecycle
     std::string output;        // empty: standard output
     bool also_stdout = false;  // with --output: print to standard output as well
     std::string listen;        // ADDR:PORT of the Prometheus endpoint
@@ -158,12 +159,15 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     } else {
         advice = "lower --max-flows or raise --flow-fpr";
     }
-    throw std::invalid_argument(fmt::format(
-        "the Count-Min sketch ({} x {} cells: {}) and the seen filter ({}) need {}, above "
-        "--max-memory {}; {}, or raise --max-memory",
-        sketch.width, sketch.depth, format_bytes(need.sketch_bytes),
-        format_bytes(need.lifecycle_bytes), format_bytes(need.total()),
-        format_bytes(options.max_memory), advice));
+    const std::string cells = fmt::format("{} x {} cells: {}", sketch.width, sketch.depth,
+                                          format_bytes(need.sketch_bytes));
+    const std::string what =
+        measurement.track_flows
+            ? fmt::format("the Count-Min sketch ({}) and the seen filter ({}) need {}", cells,
+                          format_bytes(need.lifecycle_bytes), format_bytes(need.total()))
+            : fmt::format("the Count-Min sketch ({}) needs {}", cells, format_bytes(need.total()));
+    throw std::invalid_argument(fmt::format("{}, above --max-memory {}; {}, or raise --max-memory",
+                                            what, format_bytes(options.max_memory), advice));
 }
 
 // Replays capture files in order as one stream; intervals in packet time.
@@ -264,6 +268,7 @@ int run_measure(const MeasureOptions& options) {
     config.interval_seconds = options.interval;
     config.threads = options.threads;
     config.measurement.top_k = options.top;
+    config.measurement.track_flows = !options.no_flows;
     config.measurement.lifecycle.max_flows = options.max_flows;
     config.measurement.lifecycle.target_fpr = options.flow_fpr;
     config.measurement.lifecycle.idle_timeout_ns =
@@ -385,36 +390,49 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
                    "Replay files X times as fast as their timestamps (0: as fast as possible)")
         ->type_name("X")
         ->check(CLI::Range(0.0, 1e9));
+    // The lifecycle is a quarter to a third of a replay's time (docs/benchmarks.md):
+    // its seen filter is the largest structure, and a flood writes a new line
+    // of it per packet. An operator who only asks who is eating the link skips it.
+    CLI::Option* no_flows = app.add_flag(
+        "--no-flows", options->no_flows,
+        "Heavy hitters only: no flow lifecycle (new, active, expired, ended flows) and no seen "
+        "filter; faster, and reports carry no flows section");
     app.add_option("--idle-timeout", options->idle_timeout,
                    "A flow with no packet for SECONDS expires (packet time for files)")
         ->type_name("SECONDS")
         ->check(CLI::Range(0.001, 1e7))
-        ->capture_default_str();
+        ->capture_default_str()
+        ->excludes(no_flows);
     app.add_option("--max-flows", options->max_flows,
                    "Concurrently active flows to size the seen filter for (fixes its memory)")
         ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
-        ->capture_default_str();
+        ->capture_default_str()
+        ->excludes(no_flows);
     app.add_option("--flow-fpr", options->flow_fpr,
                    "Target false-positive rate of the seen filter at --max-flows")
         ->check(CLI::Range(1e-9, 0.5))
-        ->capture_default_str();
+        ->capture_default_str()
+        ->excludes(no_flows);
     app.add_option("--seen-filter", options->seen_filter,
                    "Seen-flow filter: blocked (one cache line per flow), standard, or "
                    "two-choice (power of two choices)")
         ->check(CLI::IsMember({"blocked", "standard", "two-choice"}))
-        ->capture_default_str();
+        ->capture_default_str()
+        ->excludes(no_flows);
     app.add_option("--generations", options->generations,
                    "Generations per idle timeout: flows expire within timeout/G after it")
         ->check(CLI::Range(1u, 14u))
-        ->capture_default_str();
+        ->capture_default_str()
+        ->excludes(no_flows);
     app.add_option("--threads", options->threads,
                    "1: one thread; 2: update the sketches on a second thread while the first "
                    "reads and decodes (same reports)")
         ->check(CLI::Range(1u, 2u))
         ->capture_default_str();
     app.add_option("--max-memory", options->max_memory,
-                   "Refuse a Count-Min sketch plus seen filter larger than SIZE (e.g. 512MiB, 4GiB): "
-                   "a mistyped --delta or --max-flows fails at once instead of exhausting memory")
+                   "Refuse a Count-Min sketch plus seen filter (if any) larger than SIZE (e.g. "
+                   "512MiB, 4GiB): a mistyped --delta or --max-flows fails at once instead of "
+                   "exhausting memory")
         ->type_name("SIZE")
         ->transform(CLI::AsSizeValue(false))
         ->default_str("1GiB");

@@ -73,6 +73,23 @@ TEST(CliErrors, MaxMemoryTakesUnitsAndBindsBothWays) {
     expect_one_line_naming(bad, "max-memory");
 }
 
+// The lifecycle's options mean nothing without it: naming one with
+// --no-flows is a mistake to report, not to ignore.
+TEST(CliErrors, NoFlowsRefusesTheLifecycleOptions) {
+    const std::string input = "-r " + pcap_path("pcapplusplus-sll.pcap") + " --no-flows ";
+    for (const char* option : {"--idle-timeout 30", "--max-flows 1000", "--flow-fpr 0.01",
+                               "--seen-filter standard", "--generations 4"}) {
+        const RunResult run = run_flowsketch(input + option);
+        EXPECT_EQ(run.exit_code, 2) << option;
+        expect_one_line_naming(run, "--no-flows");
+    }
+    // Without the seen filter only the sketch counts against --max-memory.
+    EXPECT_EQ(run_flowsketch(input + "--max-memory 2MiB").exit_code, 0);
+    const RunResult small = run_flowsketch(input + "--max-memory 1MiB");
+    EXPECT_EQ(small.exit_code, 2);
+    expect_one_line_naming(small, "the Count-Min sketch (11299 x 4 cells: 1.4 MiB) needs 1.4 MiB");
+}
+
 TEST(CliErrors, UnknownFormatIsUsageError) {
     const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --format xml");
     EXPECT_EQ(run.exit_code, 2);

@@ -124,15 +124,18 @@ TEST_P(GeneratedTrace, StandardAndConservativeVariantsKeepTheBound) {
 INSTANTIATE_TEST_SUITE_P(Threads, GeneratedTrace, ::testing::Values(1, 2),
                          [](const auto& param_info) { return "threads" + std::to_string(param_info.param); });
 
-// The second thread only moves the sketch updates: the reports are the same bytes.
+// The second thread only moves the sketch updates: the reports are the same
+// bytes, with the flow lifecycle and without it.
 TEST_P(GeneratedTrace, ReportsDoNotDependOnTheThreadCount) {
-    const std::string options = " --interval 0.5 --format json --top 20";
-    const RunResult one = run_flowsketch("--threads 1 -r " + path_ + options);
-    const RunResult two = run_flowsketch(threads() + "-r " + path_ + options);
-    ASSERT_EQ(one.exit_code, 0) << one.err;
-    ASSERT_EQ(two.exit_code, 0) << two.err;
-    EXPECT_GT(lines_of(one.out).size(), 5u);
-    EXPECT_EQ(one.out, two.out);
+    for (const std::string lifecycle : {"", " --no-flows"}) {
+        const std::string options = " --interval 0.5 --format json --top 20" + lifecycle;
+        const RunResult one = run_flowsketch("--threads 1 -r " + path_ + options);
+        const RunResult two = run_flowsketch(threads() + "-r " + path_ + options);
+        ASSERT_EQ(one.exit_code, 0) << one.err;
+        ASSERT_EQ(two.exit_code, 0) << two.err;
+        EXPECT_GT(lines_of(one.out).size(), 5u);
+        EXPECT_EQ(one.out, two.out) << lifecycle;
+    }
 }
 
 }  // namespace

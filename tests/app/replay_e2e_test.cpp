@@ -180,5 +180,39 @@ TEST(Replay, TextReportIsReadable) {
     EXPECT_NE(run.out.find("non_ip 126"), std::string::npos);
 }
 
+// --no-flows drops the lifecycle and nothing else: every report carries the
+// same counts and heavy hitters, without the flows section, in less memory.
+TEST(Replay, NoFlowsKeepsEverythingButTheFlows) {
+    const std::string input =
+        "-r " + pcap_path("suricata-verify-output-eve-ftp-data.pcap") + " --interval 10 --format json";
+    const RunResult with_flows = run_flowsketch(input);
+    const RunResult without = run_flowsketch(input + " --no-flows");
+    ASSERT_EQ(with_flows.exit_code, 0) << with_flows.err;
+    ASSERT_EQ(without.exit_code, 0) << without.err;
+    const auto tracked = lines_of(with_flows.out);
+    const auto untracked = lines_of(without.out);
+    ASSERT_GE(tracked.size(), 3u);
+    ASSERT_EQ(untracked.size(), tracked.size());
+    for (std::size_t i = 0; i < tracked.size(); ++i) {
+        json expected = json::parse(tracked[i]);
+        json report = json::parse(untracked[i]);
+        ASSERT_TRUE(expected.contains("flows"));
+        EXPECT_FALSE(report.contains("flows")) << untracked[i];
+        EXPECT_LT(report.at("memory_bytes").get<std::uint64_t>(),
+                  expected.at("memory_bytes").get<std::uint64_t>() / 4);
+        EXPECT_GT(report.at("top_packets").size(), 0u);
+        for (json* r : {&expected, &report}) {
+            r->erase("flows");
+            r->erase("memory_bytes");
+        }
+        EXPECT_EQ(report, expected) << i;
+    }
+    const RunResult text = run_flowsketch("-r " + pcap_path("suricata-verify-output-eve-ftp-data.pcap") +
+                                          " --interval 0 --no-flows");
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("Top flows by packets"), std::string::npos);
+    EXPECT_EQ(text.out.find("seen filter"), std::string::npos) << text.out;
+}
+
 }  // namespace
 }  // namespace flowsketch::testing
