@@ -63,6 +63,7 @@ n() { echo $(( $1 / scale > 0 ? $1 / scale : 1 )); }  # a count divided by SCALE
 # Features other engineers are adding: detect them from --help, never assume.
 if "$flowsketch" gen --help 2>&1 | grep -q -- '--syn-flood'; then has_syn_flood=1; else has_syn_flood=0; fi
 if "$flowsketch" --help 2>&1 | grep -q -- '--threads'; then has_threads=1; else has_threads=0; fi
+if "$flowsketch" --help 2>&1 | grep -q -- '--no-flows'; then has_no_flows=1; else has_no_flows=0; fi
 
 # ensure_trace PATH GEN-ARGS...: generate PATH unless it exists with the same recipe.
 ensure_trace() {
@@ -127,19 +128,31 @@ max() { printf '%s\n' "$@" | sort -g | tail -n 1; }
 threads_note=""
 [ "$has_threads" -eq 1 ] || threads_note=" (no --threads yet)"
 # Row names, in run order, and the command of each (TRACE is substituted).
+# Rows 0-4 are always there (the code below refers to the floor, the exact
+# counter and flowsketch --threads 1 by number); optional rows follow.
 names=("page cache (cat)" "libpcap floor (pcap_floor)" "flowsketch --threads 1$threads_note"
        "flowsketch --threads 2$threads_note" "exact hash map (exact_counter)")
-[ -z "$baseline" ] || names+=("baseline --threads 1" "baseline --threads 2")
+rows=(cat floor t1 t2 exact)
+if [ "$has_no_flows" -eq 1 ]; then
+  names+=("flowsketch --threads 1 --no-flows" "flowsketch --threads 2 --no-flows")
+  rows+=(t1-no-flows t2-no-flows)
+fi
+if [ -n "$baseline" ]; then
+  names+=("baseline --threads 1" "baseline --threads 2")
+  rows+=(baseline-t1 baseline-t2)
+fi
 command_for() {  # command_for ROW TRACE → sets cmd array
   local fs=("$flowsketch" -r "$2" --format json)
-  case "$1" in
-    0) cmd=(cat "$2") ;;
-    1) cmd=("$floor" "$2") ;;
-    2) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 1); else cmd=("${fs[@]}"); fi ;;
-    3) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 2); else cmd=("${fs[@]}"); fi ;;
-    4) cmd=("$exact" "$2") ;;
-    5) cmd=("$baseline" -r "$2" --format json --threads 1) ;;
-    6) cmd=("$baseline" -r "$2" --format json --threads 2) ;;
+  case "${rows[$1]}" in
+    cat) cmd=(cat "$2") ;;
+    floor) cmd=("$floor" "$2") ;;
+    t1) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 1); else cmd=("${fs[@]}"); fi ;;
+    t2) if [ "$has_threads" -eq 1 ]; then cmd=("${fs[@]}" --threads 2); else cmd=("${fs[@]}"); fi ;;
+    exact) cmd=("$exact" "$2") ;;
+    t1-no-flows) cmd=("${fs[@]}" --threads 1 --no-flows) ;;
+    t2-no-flows) cmd=("${fs[@]}" --threads 2 --no-flows) ;;
+    baseline-t1) cmd=("$baseline" -r "$2" --format json --threads 1) ;;
+    baseline-t2) cmd=("$baseline" -r "$2" --format json --threads 2) ;;
   esac
 }
 
