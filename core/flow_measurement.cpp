@@ -267,13 +267,25 @@ void FlowMeasurement::start_new_interval() noexcept {
 
 FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& config) {
     Footprint f;
-    f.sketch_bytes = with_lanes(config.sketch, Lane::lanes).counter_bytes();
+    const CountMinParams sketch = with_lanes(config.sketch, Lane::lanes);
+    f.sketch_bytes = sketch.counter_bytes();
     if (config.track_flows) f.lifecycle_bytes = FlowLifecycle::planned_bytes(config.lifecycle);
+    f.other_bytes = sizeof(FlowMeasurement) +
+                    std::uint64_t{config.aggregation_slots} * sizeof(AggregationCache::Entry) +
+                    scratch_bytes(sketch.depth) +
+                    4 * std::uint64_t{HeavyHitterCandidates::planned_bytes(candidate_capacity(config))};
     return f;
+}
+
+std::size_t FlowMeasurement::scratch_bytes(std::uint32_t depth) noexcept {
+    return chunk_packets * (sizeof(Hash128) + sizeof(FlowLifecycle::Probes) +
+                            sizeof(AggregationCache::Entry) + depth * sizeof(std::uint32_t));
 }
 
 std::size_t FlowMeasurement::memory_bytes() const noexcept {
     return sizeof(*this) + sketch_.memory_bytes() + cache_.memory_bytes() +
+           chunk_.hashes.capacity() * sizeof(Hash128) +
+           chunk_.probes.capacity() * sizeof(FlowLifecycle::Probes) +
            evicted_.capacity() * sizeof(AggregationCache::Entry) +
            evicted_columns_.capacity() * sizeof(std::uint32_t) +
            (lifecycle_ ? lifecycle_->memory_bytes() : 0) + interval_by_packets_.memory_bytes() +

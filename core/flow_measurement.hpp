@@ -129,9 +129,12 @@ public:
     struct Footprint {
         std::uint64_t sketch_bytes = 0;     // Count-Min counters, every lane
         std::uint64_t lifecycle_bytes = 0;  // seen and ended filters, recent-flow table
-        std::uint64_t total() const noexcept { return sketch_bytes + lifecycle_bytes; }
+        /// The rest of memory_bytes(): the four heavy-hitter candidate sets,
+        /// the aggregation cache and the batch scratch.
+        std::uint64_t other_bytes = 0;
+        std::uint64_t total() const noexcept { return sketch_bytes + lifecycle_bytes + other_bytes; }
     };
-    /// Throws std::invalid_argument on bad lifecycle parameters (as the constructor).
+    /// Throws std::invalid_argument on bad parameters (as the constructor).
     static Footprint footprint(const MeasurementConfig& config);
 
     /// Lanes of every sketch cell: this interval's and the run's packets and bytes.
@@ -156,6 +159,8 @@ private:
     // add_batch's scratch: one chunk of packets, located; the entries its
     // packets displaced from the cache, and their sketch columns.
     static constexpr std::size_t chunk_packets = 64;
+    /// The bytes of that scratch, for footprint().
+    static std::size_t scratch_bytes(std::uint32_t depth) noexcept;
     PreparedBatch chunk_;
     std::vector<AggregationCache::Entry> evicted_;
     std::vector<std::uint32_t> evicted_columns_;

@@ -6,12 +6,21 @@
 
 namespace flowsketch::core {
 
+namespace {
+
+/// The index table: a power of two ≥ 2·capacity (linear probing stays short).
+std::uint64_t index_slots(std::uint32_t capacity) noexcept {
+    return std::bit_ceil(std::uint64_t{capacity} * 2);
+}
+
+}  // namespace
+
 HeavyHitterCandidates::HeavyHitterCandidates(std::uint32_t capacity) : capacity_(capacity) {
     if (capacity == 0 || capacity > (1u << 20)) {
         throw std::invalid_argument("heavy-hitter capacity must be in 1..1048576");
     }
     heap_.resize(capacity);
-    const std::uint64_t table_size = std::bit_ceil(std::uint64_t{capacity} * 2);
+    const std::uint64_t table_size = index_slots(capacity);
     table_.assign(table_size, empty_slot);
     table_hash_.assign(table_size, 0);
     mask_ = table_size - 1;
@@ -116,6 +125,11 @@ void HeavyHitterCandidates::clear() noexcept {
 std::size_t HeavyHitterCandidates::memory_bytes() const noexcept {
     return sizeof(*this) + heap_.capacity() * sizeof(HeapEntry) +
            table_.capacity() * sizeof(std::uint32_t) + table_hash_.capacity() * sizeof(std::uint64_t);
+}
+
+std::size_t HeavyHitterCandidates::planned_bytes(std::uint32_t capacity) noexcept {
+    return sizeof(HeavyHitterCandidates) + std::size_t{capacity} * sizeof(HeapEntry) +
+           index_slots(capacity) * (sizeof(std::uint32_t) + sizeof(std::uint64_t));
 }
 
 }  // namespace flowsketch::core

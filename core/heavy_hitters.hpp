@@ -34,6 +34,8 @@ public:
     std::uint32_t capacity() const noexcept { return capacity_; }
     void clear() noexcept;
     std::size_t memory_bytes() const noexcept;
+    /// memory_bytes() of a set of this capacity, before building it.
+    static std::size_t planned_bytes(std::uint32_t capacity) noexcept;
 
 private:
     struct HeapEntry {

@@ -52,7 +52,7 @@ struct MeasureOptions {
     bool realtime = false;     // replay paced by packet timestamps
     double speed = 0;          // replay pace: packet time runs this many times wall time
     unsigned threads = 1;
-    std::uint64_t max_memory = std::uint64_t{1} << 30;  // Count-Min plus seen filter
+    std::uint64_t max_memory = std::uint64_t{1} << 30;  // the measurement state
 };
 
 // Each completed report also becomes the Prometheus scrape body.
@@ -144,14 +144,18 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     if (need.total() <= options.max_memory) return;
     const core::CountMinParams& sketch = measurement.sketch;
     std::string advice;
-    if (need.sketch_bytes >= need.lifecycle_bytes) {
+    if (need.other_bytes > std::max(need.sketch_bytes, need.lifecycle_bytes)) {
+        advice = "lower --top";
+    } else if (need.sketch_bytes >= need.lifecycle_bytes) {
         advice = "raise --epsilon or --delta";
         if (sketch.variant == core::CountMinVariant::kirsch_mitzenmacher && options.width == 0 &&
             options.depth == 0) {
             core::CountMinParams standard = core::CountMinParams::for_error(
                 options.epsilon, options.delta, core::CountMinVariant::standard);
             standard.lanes = core::FlowMeasurement::Lane::lanes;
-            if (2 * standard.counter_bytes() < need.sketch_bytes) {
+            // Only when it is the way out: the rest of the state fits beside it.
+            if (2 * standard.counter_bytes() < need.sketch_bytes &&
+                need.total() - need.sketch_bytes + standard.counter_bytes() <= options.max_memory) {
                 advice = fmt::format("--cms standard meets the same --epsilon and --delta in {}",
                                      format_bytes(standard.counter_bytes()));
             }
@@ -159,15 +163,16 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     } else {
         advice = "lower --max-flows or raise --flow-fpr";
     }
-    const std::string cells = fmt::format("{} x {} cells: {}", sketch.width, sketch.depth,
-                                          format_bytes(need.sketch_bytes));
-    const std::string what =
-        measurement.track_flows
-            ? fmt::format("the Count-Min sketch ({}) and the seen filter ({}) need {}", cells,
-                          format_bytes(need.lifecycle_bytes), format_bytes(need.total()))
-            : fmt::format("the Count-Min sketch ({}) needs {}", cells, format_bytes(need.total()));
-    throw std::invalid_argument(fmt::format("{}, above --max-memory {}; {}, or raise --max-memory",
-                                            what, format_bytes(options.max_memory), advice));
+    std::string parts = fmt::format("the Count-Min sketch ({} x {} cells: {})", sketch.width,
+                                    sketch.depth, format_bytes(need.sketch_bytes));
+    if (measurement.track_flows) {
+        parts += fmt::format(", the seen filter ({})", format_bytes(need.lifecycle_bytes));
+    }
+    parts += fmt::format(" and the heavy-hitter candidates with the caches ({})",
+                         format_bytes(need.other_bytes));
+    throw std::invalid_argument(fmt::format("{} need {}, above --max-memory {}; {}, or raise --max-memory",
+                                            parts, format_bytes(need.total()),
+                                            format_bytes(options.max_memory), advice));
 }
 
 // Replays capture files in order as one stream; intervals in packet time.
@@ -430,9 +435,9 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
         ->check(CLI::Range(1u, 2u))
         ->capture_default_str();
     app.add_option("--max-memory", options->max_memory,
-                   "Refuse a Count-Min sketch plus seen filter (if any) larger than SIZE (e.g. "
-                   "512MiB, 4GiB): a mistyped --delta or --max-flows fails at once instead of "
-                   "exhausting memory")
+                   "Refuse a measurement state (Count-Min sketch, seen filter, heavy-hitter "
+                   "candidates, caches) larger than SIZE (e.g. 512MiB, 4GiB): a mistyped --delta "
+                   "or --max-flows fails at once instead of exhausting memory")
         ->type_name("SIZE")
         ->transform(CLI::AsSizeValue(false))
         ->default_str("1GiB");

@@ -48,7 +48,9 @@ TEST(CliErrors, SketchAboveMaxMemoryIsUsageErrorWithTheWayOut) {
     const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --delta 1e-12");
     EXPECT_EQ(run.exit_code, 2);
     expect_one_line_naming(run, "--max-memory 1.0 GiB");
-    EXPECT_NE(run.err.find("GiB) and the seen filter"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("GiB), the seen filter (12.0 MiB) and the heavy-hitter candidates"),
+              std::string::npos)
+        << run.err;
     EXPECT_NE(run.err.find("--cms standard meets the same"), std::string::npos) << run.err;
 }
 
@@ -83,11 +85,25 @@ TEST(CliErrors, NoFlowsRefusesTheLifecycleOptions) {
         EXPECT_EQ(run.exit_code, 2) << option;
         expect_one_line_naming(run, "--no-flows");
     }
-    // Without the seen filter only the sketch counts against --max-memory.
+    // Without the seen filter the sketch (1.4 MiB) and the rest (0.5 MiB) count.
     EXPECT_EQ(run_flowsketch(input + "--max-memory 2MiB").exit_code, 0);
     const RunResult small = run_flowsketch(input + "--max-memory 1MiB");
     EXPECT_EQ(small.exit_code, 2);
-    expect_one_line_naming(small, "the Count-Min sketch (11299 x 4 cells: 1.4 MiB) needs 1.4 MiB");
+    expect_one_line_naming(small, "the Count-Min sketch (11299 x 4 cells: 1.4 MiB) and the heavy-hitter "
+                                  "candidates with the caches (540.2 KiB) need 1.9 MiB");
+    // --cms standard (704 KiB) would not fit 1 MiB beside the rest: not offered.
+    EXPECT_EQ(small.err.find("--cms standard"), std::string::npos) << small.err;
+}
+
+// The candidate sets grow with --top (four sets of 4·top flows): at the
+// largest --top they are the biggest part, and the error says so.
+TEST(CliErrors, CandidatesCountAgainstMaxMemory) {
+    const std::string input = "-r " + pcap_path("pcapplusplus-sll.pcap") + " --top 10000";
+    EXPECT_EQ(run_flowsketch(input + " --max-memory 32MiB").exit_code, 0);
+    const RunResult run = run_flowsketch(input + " --max-memory 20MiB");
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "candidates with the caches (15.1 MiB) need 28.4 MiB");
+    EXPECT_NE(run.err.find("lower --top"), std::string::npos) << run.err;
 }
 
 TEST(CliErrors, UnknownFormatIsUsageError) {

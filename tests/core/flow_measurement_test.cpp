@@ -113,10 +113,30 @@ TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
             EXPECT_GT(planned.sketch_bytes, measurement.sketch().memory_bytes() * 99 / 100);
         }
     }
+    // The rest (candidate sets, aggregation cache, scratch) exactly, for a few
+    // --top and cache sizes: with the lifecycle's and the sketch's own shares,
+    // the footprint is the memory_bytes the reports print.
+    for (const std::uint32_t top : {1u, 10u, 1000u}) {
+        for (const std::uint32_t slots : {0u, 1024u, 8192u}) {
+            MeasurementConfig config;
+            config.sketch = CountMinParams::for_error(0.001, 0.001, CountMinVariant::kirsch_mitzenmacher);
+            config.top_k = top;
+            config.aggregation_slots = slots;
+            config.lifecycle.max_flows = 10'000;
+            const FlowMeasurement measurement(config);
+            const std::uint64_t rest = measurement.memory_bytes() - measurement.sketch().memory_bytes() -
+                                       measurement.lifecycle()->memory_bytes();
+            EXPECT_EQ(FlowMeasurement::footprint(config).other_bytes, rest)
+                << "top " << top << ", " << slots << " slots";
+        }
+    }
     MeasurementConfig untracked;
     untracked.sketch = CountMinParams::for_error(0.001, 0.001, CountMinVariant::standard);
     untracked.track_flows = false;
     EXPECT_EQ(FlowMeasurement::footprint(untracked).lifecycle_bytes, 0u);
+    EXPECT_EQ(FlowMeasurement::footprint(untracked).other_bytes,
+              FlowMeasurement(untracked).memory_bytes() -
+                  FlowMeasurement(untracked).sketch().memory_bytes());
     untracked.lifecycle.target_fpr = 2.0;  // not validated when not tracked
     EXPECT_NO_THROW(FlowMeasurement::footprint(untracked));
     MeasurementConfig bad;
