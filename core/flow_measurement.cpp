@@ -270,10 +270,10 @@ FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& c
     const CountMinParams sketch = with_lanes(config.sketch, Lane::lanes);
     f.sketch_bytes = sketch.counter_bytes();
     if (config.track_flows) f.lifecycle_bytes = FlowLifecycle::planned_bytes(config.lifecycle);
-    f.other_bytes = sizeof(FlowMeasurement) +
+    f.candidate_bytes = 4 * std::uint64_t{HeavyHitterCandidates::planned_bytes(candidate_capacity(config))};
+    f.fixed_bytes = sizeof(FlowMeasurement) +
                     std::uint64_t{config.aggregation_slots} * sizeof(AggregationCache::Entry) +
-                    scratch_bytes(sketch.depth) +
-                    4 * std::uint64_t{HeavyHitterCandidates::planned_bytes(candidate_capacity(config))};
+                    scratch_bytes(sketch.depth);
     return f;
 }
 

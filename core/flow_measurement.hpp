@@ -129,10 +129,13 @@ public:
     struct Footprint {
         std::uint64_t sketch_bytes = 0;     // Count-Min counters, every lane
         std::uint64_t lifecycle_bytes = 0;  // seen and ended filters, recent-flow table
-        /// The rest of memory_bytes(): the four heavy-hitter candidate sets,
-        /// the aggregation cache and the batch scratch.
-        std::uint64_t other_bytes = 0;
-        std::uint64_t total() const noexcept { return sketch_bytes + lifecycle_bytes + other_bytes; }
+        std::uint64_t candidate_bytes = 0;  // the four heavy-hitter candidate sets
+        /// The rest of memory_bytes(), which no option sizes: the aggregation
+        /// cache, the batch scratch and the object itself.
+        std::uint64_t fixed_bytes = 0;
+        std::uint64_t total() const noexcept {
+            return sketch_bytes + lifecycle_bytes + candidate_bytes + fixed_bytes;
+        }
     };
     /// Throws std::invalid_argument on bad parameters (as the constructor).
     static Footprint footprint(const MeasurementConfig& config);

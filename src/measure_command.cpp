@@ -144,7 +144,9 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     if (need.total() <= options.max_memory) return;
     const core::CountMinParams& sketch = measurement.sketch;
     std::string advice;
-    if (need.other_bytes > std::max(need.sketch_bytes, need.lifecycle_bytes)) {
+    if (need.fixed_bytes >= options.max_memory) {
+        advice = "the caches alone exceed it (no option sizes them)";
+    } else if (need.candidate_bytes > std::max(need.sketch_bytes, need.lifecycle_bytes)) {
         advice = "lower --top";
     } else if (need.sketch_bytes >= need.lifecycle_bytes) {
         advice = "raise --epsilon or --delta";
@@ -168,8 +170,8 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     if (measurement.track_flows) {
         parts += fmt::format(", the seen filter ({})", format_bytes(need.lifecycle_bytes));
     }
-    parts += fmt::format(" and the heavy-hitter candidates with the caches ({})",
-                         format_bytes(need.other_bytes));
+    parts += fmt::format(", the heavy-hitter candidates ({}) and the caches ({})",
+                         format_bytes(need.candidate_bytes), format_bytes(need.fixed_bytes));
     throw std::invalid_argument(fmt::format("{} need {}, above --max-memory {}; {}, or raise --max-memory",
                                             parts, format_bytes(need.total()),
                                             format_bytes(options.max_memory), advice));

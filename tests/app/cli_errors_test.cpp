@@ -48,7 +48,7 @@ TEST(CliErrors, SketchAboveMaxMemoryIsUsageErrorWithTheWayOut) {
     const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") + " --delta 1e-12");
     EXPECT_EQ(run.exit_code, 2);
     expect_one_line_naming(run, "--max-memory 1.0 GiB");
-    EXPECT_NE(run.err.find("GiB), the seen filter (12.0 MiB) and the heavy-hitter candidates"),
+    EXPECT_NE(run.err.find("GiB), the seen filter (12.0 MiB), the heavy-hitter candidates"),
               std::string::npos)
         << run.err;
     EXPECT_NE(run.err.find("--cms standard meets the same"), std::string::npos) << run.err;
@@ -89,21 +89,29 @@ TEST(CliErrors, NoFlowsRefusesTheLifecycleOptions) {
     EXPECT_EQ(run_flowsketch(input + "--max-memory 2MiB").exit_code, 0);
     const RunResult small = run_flowsketch(input + "--max-memory 1MiB");
     EXPECT_EQ(small.exit_code, 2);
-    expect_one_line_naming(small, "the Count-Min sketch (11299 x 4 cells: 1.4 MiB) and the heavy-hitter "
-                                  "candidates with the caches (540.2 KiB) need 1.9 MiB");
+    expect_one_line_naming(small, "the Count-Min sketch (11299 x 4 cells: 1.4 MiB), the heavy-hitter "
+                                  "candidates (20.3 KiB) and the caches (");
+    EXPECT_NE(small.err.find("KiB) need 1.9 MiB, above --max-memory 1.0 MiB"), std::string::npos)
+        << small.err;
     // --cms standard (704 KiB) would not fit 1 MiB beside the rest: not offered.
     EXPECT_EQ(small.err.find("--cms standard"), std::string::npos) << small.err;
 }
 
 // The candidate sets grow with --top (four sets of 4·top flows): at the
-// largest --top they are the biggest part, and the error says so.
+// largest --top they are the biggest part, and the error says what to lower.
 TEST(CliErrors, CandidatesCountAgainstMaxMemory) {
     const std::string input = "-r " + pcap_path("pcapplusplus-sll.pcap") + " --top 10000";
     EXPECT_EQ(run_flowsketch(input + " --max-memory 32MiB").exit_code, 0);
     const RunResult run = run_flowsketch(input + " --max-memory 20MiB");
     EXPECT_EQ(run.exit_code, 2);
-    expect_one_line_naming(run, "candidates with the caches (15.1 MiB) need 28.4 MiB");
-    EXPECT_NE(run.err.find("lower --top"), std::string::npos) << run.err;
+    expect_one_line_naming(run, "the heavy-hitter candidates (14.5 MiB)");
+    EXPECT_NE(run.err.find("need 28.4 MiB, above --max-memory 20.0 MiB; lower --top"), std::string::npos)
+        << run.err;
+    // The caches are the one part no option sizes: the error says so.
+    const RunResult tiny = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") +
+                                          " --no-flows --width 100 --depth 1 --max-memory 100KiB");
+    EXPECT_EQ(tiny.exit_code, 2);
+    expect_one_line_naming(tiny, "the caches alone exceed it");
 }
 
 TEST(CliErrors, UnknownFormatIsUsageError) {

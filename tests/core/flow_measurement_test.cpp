@@ -126,7 +126,8 @@ TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
             const FlowMeasurement measurement(config);
             const std::uint64_t rest = measurement.memory_bytes() - measurement.sketch().memory_bytes() -
                                        measurement.lifecycle()->memory_bytes();
-            EXPECT_EQ(FlowMeasurement::footprint(config).other_bytes, rest)
+            const FlowMeasurement::Footprint planned = FlowMeasurement::footprint(config);
+            EXPECT_EQ(planned.candidate_bytes + planned.fixed_bytes, rest)
                 << "top " << top << ", " << slots << " slots";
         }
     }
@@ -134,7 +135,8 @@ TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
     untracked.sketch = CountMinParams::for_error(0.001, 0.001, CountMinVariant::standard);
     untracked.track_flows = false;
     EXPECT_EQ(FlowMeasurement::footprint(untracked).lifecycle_bytes, 0u);
-    EXPECT_EQ(FlowMeasurement::footprint(untracked).other_bytes,
+    const FlowMeasurement::Footprint heavy_hitters_only = FlowMeasurement::footprint(untracked);
+    EXPECT_EQ(heavy_hitters_only.candidate_bytes + heavy_hitters_only.fixed_bytes,
               FlowMeasurement(untracked).memory_bytes() -
                   FlowMeasurement(untracked).sketch().memory_bytes());
     untracked.lifecycle.target_fpr = 2.0;  // not validated when not tracked
