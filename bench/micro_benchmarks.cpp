@@ -465,9 +465,11 @@ BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, standard, SeenFilterKind::standard);
 // candidate sets for the flows it displaces, lifecycle.
 // Between passes over the stream its timestamps are shifted on (untimed), so
 // time keeps moving as in a replay.
-void BM_AddBatch(benchmark::State& state, SeenFilterKind kind) {
+void BM_AddBatch(benchmark::State& state, SeenFilterKind kind, bool track_flows = true) {
     std::vector<PacketRecord> records = stream().records;
-    FlowMeasurement measurement(cli_measurement_config(kind));
+    MeasurementConfig config = cli_measurement_config(kind);
+    config.track_flows = track_flows;
+    FlowMeasurement measurement(config);
     const std::int64_t pass_span = static_cast<std::int64_t>(stream_length) * packet_spacing_ns;
     std::size_t begin = 0;
     for (auto _ : state) {
@@ -489,10 +491,12 @@ void BM_AddBatch(benchmark::State& state, SeenFilterKind kind) {
 }
 BENCHMARK_CAPTURE(BM_AddBatch, blocked, SeenFilterKind::blocked);
 BENCHMARK_CAPTURE(BM_AddBatch, standard, SeenFilterKind::standard);
+// --no-flows: the heavy hitters alone (the kind is unused).
+BENCHMARK_CAPTURE(BM_AddBatch, no_flows, SeenFilterKind::blocked, false);
 
 // The same under a flood: every record a new flow (keys rewritten untimed
 // between passes with fresh source addresses and ports; SYN flags).
-void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind) {
+void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind, bool track_flows = true) {
     std::vector<PacketRecord> records = stream().records;
     Xoshiro256 rng(13);
     const auto refresh = [&] {
@@ -504,7 +508,9 @@ void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind) {
         }
     };
     refresh();
-    FlowMeasurement measurement(cli_measurement_config(kind));
+    MeasurementConfig config = cli_measurement_config(kind);
+    config.track_flows = track_flows;
+    FlowMeasurement measurement(config);
     const std::int64_t pass_span = static_cast<std::int64_t>(stream_length) * packet_spacing_ns;
     std::size_t begin = 0;
     for (auto _ : state) {
@@ -525,6 +531,7 @@ void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind) {
 }
 BENCHMARK_CAPTURE(BM_AddBatchFlood, blocked, SeenFilterKind::blocked);
 BENCHMARK_CAPTURE(BM_AddBatchFlood, standard, SeenFilterKind::standard);
+BENCHMARK_CAPTURE(BM_AddBatchFlood, no_flows, SeenFilterKind::blocked, false);
 
 }  // namespace
 
