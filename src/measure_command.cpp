@@ -136,7 +136,7 @@ std::string format_bytes(std::uint64_t bytes) {
     return fmt::format("{:.1f} {}", value, units[unit]);
 }
 
-// Sketch and filter sizes follow from ε, δ, --max-flows and --flow-fpr, and a
+// The state's size follows from ε, δ, --max-flows, --flow-fpr and --top, and a
 // slip of a digit asks for gigabytes (KM at δ = 1e-12: 8.2 GiB, from its
 // full-collision term). Refused before anything is allocated, with the way out.
 void check_memory(const MeasureOptions& options, const core::MeasurementConfig& measurement) {
@@ -152,14 +152,16 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
         advice = "raise --epsilon or --delta";
         if (sketch.variant == core::CountMinVariant::kirsch_mitzenmacher && options.width == 0 &&
             options.depth == 0) {
-            core::CountMinParams standard = core::CountMinParams::for_error(
-                options.epsilon, options.delta, core::CountMinVariant::standard);
-            standard.lanes = core::FlowMeasurement::Lane::lanes;
-            // Only when it is the way out: the rest of the state fits beside it.
-            if (2 * standard.counter_bytes() < need.sketch_bytes &&
-                need.total() - need.sketch_bytes + standard.counter_bytes() <= options.max_memory) {
+            core::MeasurementConfig alternative = measurement;
+            alternative.sketch = core::CountMinParams::for_error(options.epsilon, options.delta,
+                                                                 core::CountMinVariant::standard);
+            const core::FlowMeasurement::Footprint with_standard =
+                core::FlowMeasurement::footprint(alternative);
+            // Only when it is the way out: the whole state fits with it.
+            if (2 * with_standard.sketch_bytes < need.sketch_bytes &&
+                with_standard.total() <= options.max_memory) {
                 advice = fmt::format("--cms standard meets the same --epsilon and --delta in {}",
-                                     format_bytes(standard.counter_bytes()));
+                                     format_bytes(with_standard.sketch_bytes));
             }
         }
     } else {
