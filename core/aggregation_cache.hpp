@@ -51,14 +51,21 @@ public:
         if (!entries_.empty()) __builtin_prefetch(&entries_[slot_of(hash)], 1, 3);
     }
 
-    /// Counts one packet of a flow. Returns true when that displaced pending
-    /// counts, which are then in `evicted` and must go into the sketch: the
-    /// previous flow of the slot, the flow itself when its sums would
-    /// overflow, or (with no slots) this very packet.
-    bool add(const FlowKey& key, const Hash128& hash, std::uint32_t bytes, Entry& evicted) noexcept {
+    /// What add() did with a packet.
+    enum class Added : std::uint8_t {
+        summed,     // into its flow's pending entry: the flow was already in the cache
+        inserted,   // a new entry, in an empty slot (or with no slots: see displaced)
+        displaced,  // a new entry; the slot's previous pending counts are in `evicted`
+    };
+
+    /// Counts one packet of a flow. When that displaces pending counts they
+    /// are in `evicted` and must go into the sketch: the previous flow of the
+    /// slot, the flow itself when its sums would overflow, or (with no slots)
+    /// this very packet.
+    Added add(const FlowKey& key, const Hash128& hash, std::uint32_t bytes, Entry& evicted) noexcept {
         if (entries_.empty()) {
             evicted = Entry{key, hash, 1, bytes};
-            return true;
+            return Added::displaced;
         }
         Entry& entry = entries_[slot_of(hash)];
         if (entry.packets != 0 && entry.hash == hash &&
@@ -66,12 +73,12 @@ public:
             entry.bytes <= std::numeric_limits<std::uint32_t>::max() - bytes) {
             ++entry.packets;
             entry.bytes += bytes;
-            return false;
+            return Added::summed;
         }
         const bool displaced = entry.packets != 0;
         if (displaced) evicted = entry;
         entry = Entry{key, hash, 1, bytes};
-        return displaced;
+        return displaced ? Added::displaced : Added::inserted;
     }
 
     /// Hands every pending entry to `sink` in slot order and empties the cache.

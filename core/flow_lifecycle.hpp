@@ -200,6 +200,9 @@ public:
     void prefetch_recent(const Hash128& hash) const noexcept {
         __builtin_prefetch(&recent_slot(hash), 0, 3);
     }
+    /// The first timestamp at which observe() or advance_to() crosses a
+    /// generation boundary (the lowest value before the first packet).
+    std::int64_t next_boundary_ns() const noexcept { return next_boundary_ns_; }
     /// Time passes without packets (live idle timer, end of an interval).
     /// Crossing b boundaries costs min(b, G + 1) passes over the cells.
     void advance_to(std::int64_t timestamp_ns) noexcept;

@@ -41,6 +41,7 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
     chunk_.probes.reserve(chunk_packets);
     evicted_.resize(chunk_packets);
     evicted_columns_.resize(chunk_packets * sketch_.params().depth);
+    observed_.resize(chunk_packets);
 }
 
 void FlowMeasurement::add(const PacketRecord& packet) noexcept {
@@ -84,30 +85,74 @@ void FlowMeasurement::flush_pending() noexcept {
     flush_entries(evicted_.data(), n);
 }
 
-// Counts n located packets (n ≤ chunk_packets): first into the aggregation
-// cache, whose displaced entries then go to the sketch in the order they were
-// displaced (so the sketch and the candidates see the same sequence however
-// the stream is cut into batches); then into the lifecycle, with the filter
-// cells of the packet a few places ahead already on their way.
+// Counts n located packets (n ≤ chunk_packets). Where a generation boundary
+// falls inside them, the packets before it go first, then the aggregation
+// cache is drained and the generation turns: the cache holds only flows the
+// lifecycle has refreshed in the current generation (see update_generation).
 void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128* hashes,
                                      const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
-    FlowLifecycle* lifecycle = lifecycle_.get();
-    for (std::size_t i = 0; i < n; ++i) {
-        cache_.prefetch(hashes[i]);
-        if (lifecycle != nullptr) lifecycle->prefetch_recent(hashes[i]);
-    }
-    std::size_t displaced = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (cache_.add(packets[i].key, hashes[i], packets[i].wire_length, evicted_[displaced])) {
-            ++displaced;
+    if (lifecycle_) {
+        std::size_t begin = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            if (packets[i].timestamp_ns < lifecycle_->next_boundary_ns()) continue;
+            update_generation(packets + begin, hashes + begin, probes + begin, i - begin);
+            flush_pending();
+            lifecycle_->advance_to(packets[i].timestamp_ns);
+            begin = i;
         }
+        packets += begin;
+        hashes += begin;
+        probes += begin;
+        n -= begin;
+    }
+    update_generation(packets, hashes, probes, n);
+}
+
+// Packets of one generation: first into the aggregation cache, whose
+// displaced entries then go to the sketch in the order they were displaced
+// (so the sketch and the candidates see the same sequence however the stream
+// is cut into batches); then into the lifecycle, with the filter cells of the
+// packet a few places ahead already on their way.
+//
+// Only a packet that starts a pending entry (or ends its flow) reaches the
+// lifecycle. One summed into an entry belongs to a flow whose entry's first
+// packet was observed in this generation, so the flow's cells already hold the
+// current stamp and observing it would change nothing: the lifecycle's counts
+// are exactly those of observing every packet, for a fifth of the calls on
+// trace a (its recent-flow table still answers the flows that come back after
+// a displacement).
+void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash128* hashes,
+                                        const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
+    for (std::size_t i = 0; i < n; ++i) cache_.prefetch(hashes[i]);
+    std::size_t displaced = 0;
+    std::size_t to_observe = 0;
+    std::uint32_t* observed = observed_.data();
+    for (std::size_t i = 0; i < n; ++i) {
+        const AggregationCache::Added added =
+            cache_.add(packets[i].key, hashes[i], packets[i].wire_length, evicted_[displaced]);
+        displaced += added == AggregationCache::Added::displaced ? 1 : 0;
+        // Branch-free: which packets are kept is as unpredictable as the cache's hits.
+        observed[to_observe] = static_cast<std::uint32_t>(i);
+        const bool ends =
+            packets[i].key.protocol == 6 && (packets[i].tcp_flags & (tcp_fin | tcp_rst)) != 0;
+        to_observe += added != AggregationCache::Added::summed || ends ? 1 : 0;
+    }
+    FlowLifecycle* lifecycle = lifecycle_.get();
+    if (lifecycle != nullptr) {
+        for (std::size_t j = 0; j < to_observe; ++j) lifecycle->prefetch_recent(hashes[observed[j]]);
     }
     flush_entries(evicted_.data(), displaced);
     if (lifecycle == nullptr) return;
     const std::size_t lookahead = lifecycle->prefetch_lookahead();
-    for (std::size_t i = 0; i < std::min(lookahead, n); ++i) lifecycle->prefetch(hashes[i], probes[i]);
-    for (std::size_t i = 0; i < n; ++i) {
-        if (i + lookahead < n) lifecycle->prefetch(hashes[i + lookahead], probes[i + lookahead]);
+    for (std::size_t j = 0; j < std::min(lookahead, to_observe); ++j) {
+        lifecycle->prefetch(hashes[observed[j]], probes[observed[j]]);
+    }
+    for (std::size_t j = 0; j < to_observe; ++j) {
+        if (j + lookahead < to_observe) {
+            const std::uint32_t ahead = observed[j + lookahead];
+            lifecycle->prefetch(hashes[ahead], probes[ahead]);
+        }
+        const std::uint32_t i = observed[j];
         const std::uint8_t flags = packets[i].key.protocol == 6 ? packets[i].tcp_flags : 0;
         lifecycle->observe(hashes[i], probes[i], packets[i].timestamp_ns, flags);
     }
@@ -241,7 +286,9 @@ WindowSummary FlowMeasurement::total_summary() {
 }
 
 void FlowMeasurement::advance_to(std::int64_t timestamp_ns) noexcept {
-    if (lifecycle_) lifecycle_->advance_to(timestamp_ns);
+    if (!lifecycle_ || timestamp_ns < lifecycle_->next_boundary_ns()) return;
+    flush_pending();  // the cache holds only flows refreshed in this generation (update_located)
+    lifecycle_->advance_to(timestamp_ns);
 }
 
 void FlowMeasurement::start_new_interval() noexcept {
@@ -279,7 +326,7 @@ FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& c
 
 std::size_t FlowMeasurement::scratch_bytes(std::uint32_t depth) noexcept {
     return chunk_packets * (sizeof(Hash128) + sizeof(FlowLifecycle::Probes) +
-                            sizeof(AggregationCache::Entry) + depth * sizeof(std::uint32_t));
+                            sizeof(AggregationCache::Entry) + (depth + 1) * sizeof(std::uint32_t));
 }
 
 std::size_t FlowMeasurement::memory_bytes() const noexcept {
@@ -288,6 +335,7 @@ std::size_t FlowMeasurement::memory_bytes() const noexcept {
            chunk_.probes.capacity() * sizeof(FlowLifecycle::Probes) +
            evicted_.capacity() * sizeof(AggregationCache::Entry) +
            evicted_columns_.capacity() * sizeof(std::uint32_t) +
+           observed_.capacity() * sizeof(std::uint32_t) +
            (lifecycle_ ? lifecycle_->memory_bytes() : 0) + interval_by_packets_.memory_bytes() +
            interval_by_bytes_.memory_bytes() + total_by_packets_.memory_bytes() +
            total_by_bytes_.memory_bytes();

@@ -146,6 +146,8 @@ public:
 private:
     void update_located(const PacketRecord* packets, const Hash128* hashes,
                         const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
+    void update_generation(const PacketRecord* packets, const Hash128* hashes,
+                           const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
     void flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
@@ -160,13 +162,15 @@ private:
     HeavyHitterCandidates total_by_bytes_;
     std::unique_ptr<FlowLifecycle> lifecycle_;
     // add_batch's scratch: one chunk of packets, located; the entries its
-    // packets displaced from the cache, and their sketch columns.
+    // packets displaced from the cache, and their sketch columns; which of
+    // its packets the lifecycle observes.
     static constexpr std::size_t chunk_packets = 64;
     /// The bytes of that scratch, for footprint().
     static std::size_t scratch_bytes(std::uint32_t depth) noexcept;
     PreparedBatch chunk_;
     std::vector<AggregationCache::Entry> evicted_;
     std::vector<std::uint32_t> evicted_columns_;
+    std::vector<std::uint32_t> observed_;
     FlowSummary closed_intervals_flows_;  // run sums over closed intervals
     double closed_expired_variance_ = 0;
 };

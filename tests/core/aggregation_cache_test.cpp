@@ -24,10 +24,15 @@ TEST(AggregationCache, RejectsSlotCountsThatAreNotPowersOfTwo) {
     EXPECT_NO_THROW(AggregationCache(1024));
 }
 
+using Added = AggregationCache::Added;
+
 TEST(AggregationCache, SumsPacketsOfOneFlowUntilDrained) {
     AggregationCache cache(64);
     AggregationCache::Entry evicted;
-    for (std::uint32_t i = 0; i < 10; ++i) EXPECT_FALSE(cache.add(key_for(1), hash_for(1), 100 + i, evicted));
+    EXPECT_EQ(cache.add(key_for(1), hash_for(1), 100, evicted), Added::inserted);
+    for (std::uint32_t i = 1; i < 10; ++i) {
+        EXPECT_EQ(cache.add(key_for(1), hash_for(1), 100 + i, evicted), Added::summed);
+    }
     std::vector<AggregationCache::Entry> drained;
     cache.drain([&](const AggregationCache::Entry& e) { drained.push_back(e); });
     ASSERT_EQ(drained.size(), 1u);
@@ -43,9 +48,9 @@ TEST(AggregationCache, SumsPacketsOfOneFlowUntilDrained) {
 TEST(AggregationCache, DisplacedFlowComesBackWhole) {
     AggregationCache cache(1);  // every flow shares the one slot
     AggregationCache::Entry evicted;
-    EXPECT_FALSE(cache.add(key_for(1), hash_for(1), 60, evicted));
-    EXPECT_FALSE(cache.add(key_for(1), hash_for(1), 40, evicted));
-    ASSERT_TRUE(cache.add(key_for(2), hash_for(2), 1500, evicted));
+    EXPECT_EQ(cache.add(key_for(1), hash_for(1), 60, evicted), Added::inserted);
+    EXPECT_EQ(cache.add(key_for(1), hash_for(1), 40, evicted), Added::summed);
+    ASSERT_EQ(cache.add(key_for(2), hash_for(2), 1500, evicted), Added::displaced);
     EXPECT_EQ(evicted.key, key_for(1));
     EXPECT_EQ(evicted.packets, 2u);
     EXPECT_EQ(evicted.bytes, 100u);
@@ -54,7 +59,7 @@ TEST(AggregationCache, DisplacedFlowComesBackWhole) {
 TEST(AggregationCache, WithoutSlotsEveryPacketPassesThrough) {
     AggregationCache cache(0);
     AggregationCache::Entry evicted;
-    ASSERT_TRUE(cache.add(key_for(7), hash_for(7), 1234, evicted));
+    ASSERT_EQ(cache.add(key_for(7), hash_for(7), 1234, evicted), Added::displaced);
     EXPECT_EQ(evicted.key, key_for(7));
     EXPECT_EQ(evicted.packets, 1u);
     EXPECT_EQ(evicted.bytes, 1234u);
@@ -66,9 +71,10 @@ TEST(AggregationCache, SumsThatWouldOverflowAreHandedBackFirst) {
     AggregationCache cache(8);
     AggregationCache::Entry evicted;
     const std::uint32_t big = std::numeric_limits<std::uint32_t>::max() / 2;
-    EXPECT_FALSE(cache.add(key_for(3), hash_for(3), big, evicted));
-    EXPECT_FALSE(cache.add(key_for(3), hash_for(3), big, evicted));
-    ASSERT_TRUE(cache.add(key_for(3), hash_for(3), 2, evicted));
+    EXPECT_EQ(cache.add(key_for(3), hash_for(3), big, evicted), Added::inserted);
+    EXPECT_EQ(cache.add(key_for(3), hash_for(3), big, evicted), Added::summed);
+    // The flow starts a new entry: not "summed", so the lifecycle sees this packet.
+    ASSERT_EQ(cache.add(key_for(3), hash_for(3), 2, evicted), Added::displaced);
     EXPECT_EQ(evicted.packets, 2u);
     EXPECT_EQ(evicted.bytes, 2u * big);
     std::vector<AggregationCache::Entry> drained;
@@ -96,7 +102,9 @@ TEST(AggregationCache, DisplacedPlusDrainedIsEveryPacket) {
             const auto bytes = static_cast<std::uint32_t>(40 + rng() % 1500);
             truth[flow].first += 1;
             truth[flow].second += bytes;
-            if (cache.add(key_for(flow), hash_for(flow), bytes, evicted)) record(evicted);
+            if (cache.add(key_for(flow), hash_for(flow), bytes, evicted) == Added::displaced) {
+                record(evicted);
+            }
         }
         cache.drain(record);
         EXPECT_EQ(seen, truth) << slots << " slots";

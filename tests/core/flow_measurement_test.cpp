@@ -254,6 +254,40 @@ TEST(FlowMeasurement, AggregationCacheLeavesEveryCounterAsPerPacketUpdates) {
     }
 }
 
+// A packet summed into a pending cache entry skips the lifecycle, which is
+// exact only while the entry's first packet is in the current generation:
+// time passed without packets (a live capture's idle timer) must drain the
+// cache too, or a flow still pending there would never be refreshed again.
+TEST(FlowMeasurement, IdleTimeDrainsTheCacheForTheLifecycle) {
+    MeasurementConfig config = small_config(1009, 4);
+    config.track_flows = true;
+    config.lifecycle.max_flows = 1000;
+    config.lifecycle.idle_timeout_ns = 20'000'000;
+    config.lifecycle.generations = 4;
+    MeasurementConfig direct = config;
+    direct.aggregation_slots = 0;
+    FlowMeasurement cached(config), uncached(direct);
+    for (FlowMeasurement* m : {&cached, &uncached}) {
+        const auto packet = [&](std::int64_t ms) {
+            m->add(PacketRecord{key_for(1), ms * 1'000'000, 100, 0x10});
+        };
+        packet(0);
+        packet(1);
+        m->advance_to(8'000'000);  // a boundary (P = 5 ms): flow 1 is pending, not refreshed
+        packet(9);                 // refreshes it in the new generation
+        m->advance_to(26'000'000);
+        packet(27);                // active: 18 ms since its last packet, under T
+        m->advance_to(60'000'000);
+        packet(61);                // expired: 34 ms since its last packet
+    }
+    const WindowSummary a = cached.total_summary();
+    const WindowSummary b = uncached.total_summary();
+    EXPECT_EQ(b.flows.new_flows, 2u);
+    EXPECT_EQ(a.flows.new_flows, b.flows.new_flows);
+    EXPECT_EQ(a.flows.active, b.flows.active);
+    EXPECT_EQ(a.flows.expired, b.flows.expired);
+}
+
 // The sketch and the candidates see the displaced entries in the order of
 // the packets, whatever the batches: reports do not depend on how a stream is
 // cut (the two-thread pipeline cuts it differently), even when the candidate
