@@ -61,9 +61,15 @@ suffix=""
 n() { echo $(( $1 / scale > 0 ? $1 / scale : 1 )); }  # a count divided by SCALE, at least 1
 
 # Features other engineers are adding: detect them from --help, never assume.
-if "$flowsketch" gen --help 2>&1 | grep -q -- '--syn-flood'; then has_syn_flood=1; else has_syn_flood=0; fi
-if "$flowsketch" --help 2>&1 | grep -q -- '--threads'; then has_threads=1; else has_threads=0; fi
-if "$flowsketch" --help 2>&1 | grep -q -- '--no-flows'; then has_no_flows=1; else has_no_flows=0; fi
+# The help is captured first: `--help | grep -q` under pipefail fails whenever
+# grep exits before flowsketch has written everything (SIGPIPE), and a row
+# then silently disappears.
+main_help=$("$flowsketch" --help 2>&1 || true)
+gen_help=$("$flowsketch" gen --help 2>&1 || true)
+has() { grep -q -- "$2" <<<"$1"; }
+if has "$gen_help" '--syn-flood'; then has_syn_flood=1; else has_syn_flood=0; fi
+if has "$main_help" '--threads'; then has_threads=1; else has_threads=0; fi
+if has "$main_help" '--no-flows'; then has_no_flows=1; else has_no_flows=0; fi
 
 # ensure_trace PATH GEN-ARGS...: generate PATH unless it exists with the same recipe.
 ensure_trace() {
