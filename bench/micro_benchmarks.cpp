@@ -458,6 +458,42 @@ void BM_LifecycleObserveFlood(benchmark::State& state, SeenFilterKind kind) {
 BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, blocked, SeenFilterKind::blocked);
 BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, standard, SeenFilterKind::standard);
 
+// One generation turn: the pass over the cells that clears the stamp leaving
+// the window. Before each (untimed) the flows of one generation refresh their
+// cells: 100,000 flows, half of them also seen the generation before, so the
+// filter holds about 500,000 flows (half its design load) in steady state and
+// every turn expires about 50,000 of them. Time per turn.
+void BM_LifecycleGenerationTurn(benchmark::State& state, SeenFilterKind kind) {
+    FlowLifecycle lifecycle{lifecycle_config(kind)};
+    const std::int64_t period = lifecycle.generation_period_ns();
+    Xoshiro256 rng(13);
+    std::vector<Hash128> previous(50'000);
+    std::int64_t now = start_ns;
+    const auto one_generation = [&] {
+        for (const Hash128& hash : previous) lifecycle.observe(hash, now, 0x10);
+        for (Hash128& hash : previous) {
+            hash = Hash128{rng.next(), rng.next()};
+            lifecycle.observe(hash, now, 0x10);
+        }
+    };
+    for (std::uint32_t g = 0; g < 2 * lifecycle.config().generations; ++g) {
+        one_generation();
+        now += period;
+        lifecycle.advance_to(now);
+    }
+    for (auto _ : state) {
+        state.PauseTiming();
+        one_generation();
+        now += period;
+        state.ResumeTiming();
+        lifecycle.advance_to(now);
+    }
+    state.counters["fill"] = lifecycle.interval_counts().fill;
+    state.counters["cell_passes"] = static_cast<double>(lifecycle.cell_passes());
+}
+BENCHMARK_CAPTURE(BM_LifecycleGenerationTurn, blocked, SeenFilterKind::blocked)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_LifecycleGenerationTurn, standard, SeenFilterKind::standard)->Unit(benchmark::kMillisecond);
+
 // ------------------------------------------------------------------ the whole measurement
 
 // FlowMeasurement::add_batch at the CLI's defaults on batches of 256 records
