@@ -12,6 +12,8 @@
 // each of those packets now touches one 64-byte line that stays in the L2
 // cache instead of `depth` sketch cells spread over the sketch, and offers its
 // flow to the heavy-hitter candidates once per eviction instead of per packet.
+// FlowMeasurement also sends only an entry's first packet to the flow
+// lifecycle (add() says which packets start an entry).
 #pragma once
 
 #include <cstdint>

@@ -118,9 +118,9 @@ void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128*
 // lifecycle. One summed into an entry belongs to a flow whose entry's first
 // packet was observed in this generation, so the flow's cells already hold the
 // current stamp and observing it would change nothing: the lifecycle's counts
-// are exactly those of observing every packet, for a fifth of the calls on
-// trace a (its recent-flow table still answers the flows that come back after
-// a displacement).
+// are exactly those of observing every packet, with 2.2 million calls instead
+// of 10 million on trace a (its recent-flow table still answers the flows that
+// come back after a displacement).
 void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash128* hashes,
                                         const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
     for (std::size_t i = 0; i < n; ++i) cache_.prefetch(hashes[i]);
