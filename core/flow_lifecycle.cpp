@@ -32,11 +32,6 @@ std::uint64_t mix64(std::uint64_t z) noexcept {  // SplitMix64 finaliser (a bije
     return z ^ (z >> 31);
 }
 
-/// ⌊x·r / 2^64⌋: x reduced to [0, r) by a multiply (Lemire), no division.
-std::uint64_t reduce(std::uint64_t x, std::uint64_t r) noexcept {
-    return static_cast<std::uint64_t>((static_cast<UInt128>(x) * r) >> 64);
-}
-
 bool is_prime(std::uint64_t n) noexcept {
     if (n < 2) return false;
     if (n % 2 == 0) return n == 2;
@@ -371,20 +366,6 @@ std::size_t FlowLifecycle::memory_bytes() const noexcept {
            block_nonzero_.capacity() + recent_.capacity() * sizeof(Recent);
 }
 
-// Double hashing modulo the prime m without division: a = ⌊h1·m/2^64⌋,
-// b = 1 + ⌊h2·(m−1)/2^64⌋ ∈ [1, m), g_i = a + i·b mod m. Every b is a unit mod
-// the prime m, so the k < m probes are distinct and P(cell j is probed) = k/m.
-//
-// Blocked: the block is ⌊h1·β/2^64⌋ and the offsets are consecutive 7-bit
-// fields of h2 (9 per word; further words by remixing). The block depends on
-// the top bits of h1 only, so offsets and block are independent, and each
-// probe is uniform over its block's 128 cells (with repetition).
-FlowLifecycle::Probes FlowLifecycle::locate(const Hash128& hash) const noexcept {
-    if (blocked_) {
-        return Probes{reduce(hash.h1 ^ seed1_, blocks_) * lifecycle_block_cells, hash.h2 ^ seed2_};
-    }
-    return Probes{reduce(hash.h1 ^ seed1_, m_), 1 + reduce(hash.h2 ^ seed2_, m_ - 1)};
-}
 
 void FlowLifecycle::generate(const Probes& probes, std::uint64_t* out) const noexcept {
     if (blocked_) {

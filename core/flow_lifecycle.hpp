@@ -51,6 +51,7 @@
 #include "core/cache_aligned.hpp"
 #include "core/hash.hpp"
 #include "core/probes.hpp"
+#include "core/random.hpp"  // UInt128
 
 namespace flowsketch::core {
 
@@ -155,35 +156,43 @@ public:
     /// active before this packet. FIN or RST in tcp_flags counts the flow as
     /// ended (pass 0 for non-TCP). O(k) cell touches (2k for two-choice when the
     /// flow was not refreshed in the current generation); no allocation.
+    /// Inline for the most common packet, one of a flow already refreshed in
+    /// this generation: it is answered before its probes are even located.
     bool observe(const Hash128& hash, std::int64_t timestamp_ns, std::uint8_t tcp_flags) noexcept {
-        return observe(hash, locate(hash), timestamp_ns, tcp_flags);
-    }
-
-    /// Where a flow's (first group of) probes fall: computed once per packet by
-    /// a batch, for prefetch() and then observe().
-    struct Probes {
-        std::uint64_t first = 0;  // g_0; blocked: the block's first cell
-        std::uint64_t step = 0;   // g_{i+1} − g_i mod m; blocked: 7-bit offsets in the block
-    };
-    Probes locate(const Hash128& hash) const noexcept;
-    /// observe() with the probes locate(hash) returned. Inline for the most
-    /// common packet, one of a flow already refreshed in this generation.
-    bool observe(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
-                 std::uint8_t tcp_flags) noexcept {
         if (timestamp_ns < next_boundary_ns_ && (tcp_flags & (tcp_fin | tcp_rst)) == 0 &&
             is_recent(hash)) {
             ++packets_;
             return false;
         }
-        return observe_slow(hash, probes, timestamp_ns, tcp_flags);
+        return observe_slow(hash, locate(hash), timestamp_ns, tcp_flags);
+    }
+
+    /// Where a flow's (first group of) probes fall.
+    struct Probes {
+        std::uint64_t first = 0;  // g_0; blocked: the block's first cell
+        std::uint64_t step = 0;   // g_{i+1} − g_i mod m; blocked: 7-bit offsets in the block
+    };
+    // Double hashing modulo the prime m without division: a = ⌊h1·m/2^64⌋,
+    // b = 1 + ⌊h2·(m−1)/2^64⌋ ∈ [1, m), g_i = a + i·b mod m. Every b is a unit
+    // mod the prime m, so the k < m probes are distinct and P(cell j is probed) = k/m.
+    //
+    // Blocked: the block is ⌊h1·β/2^64⌋ and the offsets are consecutive 7-bit
+    // fields of h2 (9 per word; further words by remixing). The block depends
+    // on the top bits of h1 only, so offsets and block are independent, and
+    // each probe is uniform over its block's 128 cells (with repetition).
+    Probes locate(const Hash128& hash) const noexcept {
+        if (blocked_) {
+            return Probes{reduce(hash.h1 ^ seed1_, blocks_) * lifecycle_block_cells, hash.h2 ^ seed2_};
+        }
+        return Probes{reduce(hash.h1 ^ seed1_, m_), 1 + reduce(hash.h2 ^ seed2_, m_ - 1)};
     }
 
     /// Starts loading the cells a flow's probes touch (no effect on results);
     /// issued a few packets ahead in a batch, it hides the k cache misses.
     /// Nothing to load for a flow already refreshed in this generation.
-    void prefetch(const Hash128& hash) const noexcept { prefetch(hash, locate(hash)); }
-    void prefetch(const Hash128& hash, const Probes& probes) const noexcept {
+    void prefetch(const Hash128& hash) const noexcept {
         if (is_recent(hash)) return;
+        const Probes probes = locate(hash);
         if (blocked_) {  // the whole block is one line, and its fill count
             __builtin_prefetch(&cells_[probes.first >> 4], 1, 3);
             __builtin_prefetch(&block_nonzero_[probes.first / lifecycle_block_cells], 1, 3);
@@ -255,6 +264,10 @@ private:
         return r.h1 == hash.h1 && r.h2 == hash.h2;
     }
     void clear_recent() noexcept;
+    /// ⌊x·r / 2^64⌋: x reduced to [0, r) by a multiply (Lemire), no division.
+    static std::uint64_t reduce(std::uint64_t x, std::uint64_t r) noexcept {
+        return static_cast<std::uint64_t>((static_cast<UInt128>(x) * r) >> 64);
+    }
     bool observe_slow(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
                       std::uint8_t tcp_flags) noexcept;
     void prefetch_probes(const Probes& probes) const noexcept;

@@ -38,7 +38,6 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
     if (config.track_flows) lifecycle_ = std::make_unique<FlowLifecycle>(config.lifecycle);
     // add_batch prepares at most chunk_packets at a time: no allocation after this.
     chunk_.hashes.reserve(chunk_packets);
-    chunk_.probes.reserve(chunk_packets);
     evicted_.resize(chunk_packets);
     evicted_columns_.resize(chunk_packets * sketch_.params().depth);
     observed_.resize(chunk_packets);
@@ -90,22 +89,21 @@ void FlowMeasurement::flush_pending() noexcept {
 // cache is drained and the generation turns: the cache holds only flows the
 // lifecycle has refreshed in the current generation (see update_generation).
 void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128* hashes,
-                                     const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
+                                     std::size_t n) noexcept {
     if (lifecycle_) {
         std::size_t begin = 0;
         for (std::size_t i = 0; i < n; ++i) {
             if (packets[i].timestamp_ns < lifecycle_->next_boundary_ns()) continue;
-            update_generation(packets + begin, hashes + begin, probes + begin, i - begin);
+            update_generation(packets + begin, hashes + begin, i - begin);
             flush_pending();
             lifecycle_->advance_to(packets[i].timestamp_ns);
             begin = i;
         }
         packets += begin;
         hashes += begin;
-        probes += begin;
         n -= begin;
     }
-    update_generation(packets, hashes, probes, n);
+    update_generation(packets, hashes, n);
 }
 
 // Packets of one generation: first into the aggregation cache, whose
@@ -122,7 +120,7 @@ void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128*
 // of 10 million on trace a (its recent-flow table still answers the flows that
 // come back after a displacement).
 void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash128* hashes,
-                                        const FlowLifecycle::Probes* probes, std::size_t n) noexcept {
+                                        std::size_t n) noexcept {
     for (std::size_t i = 0; i < n; ++i) cache_.prefetch(hashes[i]);
     std::size_t displaced = 0;
     std::size_t to_observe = 0;
@@ -145,16 +143,15 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
     if (lifecycle == nullptr) return;
     const std::size_t lookahead = lifecycle->prefetch_lookahead();
     for (std::size_t j = 0; j < std::min(lookahead, to_observe); ++j) {
-        lifecycle->prefetch(hashes[observed[j]], probes[observed[j]]);
+        lifecycle->prefetch(hashes[observed[j]]);
     }
     for (std::size_t j = 0; j < to_observe; ++j) {
         if (j + lookahead < to_observe) {
-            const std::uint32_t ahead = observed[j + lookahead];
-            lifecycle->prefetch(hashes[ahead], probes[ahead]);
+            lifecycle->prefetch(hashes[observed[j + lookahead]]);
         }
         const std::uint32_t i = observed[j];
         const std::uint8_t flags = packets[i].key.protocol == 6 ? packets[i].tcp_flags : 0;
-        lifecycle->observe(hashes[i], probes[i], packets[i].timestamp_ns, flags);
+        lifecycle->observe(hashes[i], packets[i].timestamp_ns, flags);
     }
 }
 
@@ -169,10 +166,8 @@ void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept 
 
 void FlowMeasurement::prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const {
     out.hashes.resize(packets.size());
-    out.probes.resize(packets.size());
     for (std::size_t i = 0; i < packets.size(); ++i) {
         out.hashes[i] = hash_key(packets[i].key, config_.hash_seed);
-        if (lifecycle_) out.probes[i] = lifecycle_->locate(out.hashes[i]);
     }
 }
 
@@ -180,7 +175,7 @@ void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets,
                                    const PreparedBatch& prepared) noexcept {
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
         const std::size_t n = std::min(chunk_packets, packets.size() - begin);
-        update_located(&packets[begin], &prepared.hashes[begin], &prepared.probes[begin], n);
+        update_located(&packets[begin], &prepared.hashes[begin], n);
     }
 }
 
@@ -325,14 +320,13 @@ FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& c
 }
 
 std::size_t FlowMeasurement::scratch_bytes(std::uint32_t depth) noexcept {
-    return chunk_packets * (sizeof(Hash128) + sizeof(FlowLifecycle::Probes) +
+    return chunk_packets * (sizeof(Hash128) +
                             sizeof(AggregationCache::Entry) + (depth + 1) * sizeof(std::uint32_t));
 }
 
 std::size_t FlowMeasurement::memory_bytes() const noexcept {
     return sizeof(*this) + sketch_.memory_bytes() + cache_.memory_bytes() +
            chunk_.hashes.capacity() * sizeof(Hash128) +
-           chunk_.probes.capacity() * sizeof(FlowLifecycle::Probes) +
            evicted_.capacity() * sizeof(AggregationCache::Entry) +
            evicted_columns_.capacity() * sizeof(std::uint32_t) +
            observed_.capacity() * sizeof(std::uint32_t) +

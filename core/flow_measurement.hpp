@@ -86,12 +86,11 @@ public:
     void add(const PacketRecord& packet) noexcept;
     void add_batch(std::span<const PacketRecord> packets) noexcept;
 
-    /// Where a batch's packets fall in the structures (hash, lifecycle
-    /// probes): the pure, per-key half of add_batch, which another thread can
-    /// compute (prepare) while this one updates (add_prepared).
+    /// A batch's flow hashes, from which every structure locates its cells:
+    /// the pure, per-key half of add_batch, which another thread can compute
+    /// (prepare) while this one updates (add_prepared).
     struct PreparedBatch {
         std::vector<Hash128> hashes;
-        std::vector<FlowLifecycle::Probes> probes;
     };
     void prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const;
     /// add_batch() of packets that prepare() located (same result).
@@ -144,10 +143,8 @@ public:
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 
 private:
-    void update_located(const PacketRecord* packets, const Hash128* hashes,
-                        const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
-    void update_generation(const PacketRecord* packets, const Hash128* hashes,
-                           const FlowLifecycle::Probes* probes, std::size_t n) noexcept;
+    void update_located(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
+    void update_generation(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
     void flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;

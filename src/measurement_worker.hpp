@@ -1,6 +1,6 @@
 // `--threads 2`: the sketches are updated on a thread of their own while the
-// calling thread reads, decodes and locates (hashes each key and computes its
-// lifecycle probes: FlowMeasurement::prepare). Batches pass through a short
+// calling thread reads, decodes and hashes each key (FlowMeasurement::prepare;
+// each structure locates its own cells from the hash). Batches pass through a short
 // ring in order, so the measurement sees exactly the packet sequence a single
 // thread would: the reports are identical.
 //
