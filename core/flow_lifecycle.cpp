@@ -366,7 +366,6 @@ std::size_t FlowLifecycle::memory_bytes() const noexcept {
            block_nonzero_.capacity() + recent_.capacity() * sizeof(Recent);
 }
 
-
 void FlowLifecycle::generate(const Probes& probes, std::uint64_t* out) const noexcept {
     if (blocked_) {
         std::uint32_t i = 0;

@@ -84,12 +84,12 @@ void FlowMeasurement::flush_pending() noexcept {
     flush_entries(evicted_.data(), n);
 }
 
-// Counts n located packets (n ≤ chunk_packets). Where a generation boundary
+// Counts n hashed packets (n ≤ chunk_packets). Where a generation boundary
 // falls inside them, the packets before it go first, then the aggregation
 // cache is drained and the generation turns: the cache holds only flows the
 // lifecycle has refreshed in the current generation (see update_generation).
-void FlowMeasurement::update_located(const PacketRecord* packets, const Hash128* hashes,
-                                     std::size_t n) noexcept {
+void FlowMeasurement::update_hashed(const PacketRecord* packets, const Hash128* hashes,
+                                    std::size_t n) noexcept {
     if (lifecycle_) {
         std::size_t begin = 0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -175,7 +175,7 @@ void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets,
                                    const PreparedBatch& prepared) noexcept {
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
         const std::size_t n = std::min(chunk_packets, packets.size() - begin);
-        update_located(&packets[begin], &prepared.hashes[begin], n);
+        update_hashed(&packets[begin], &prepared.hashes[begin], n);
     }
 }
 
@@ -282,7 +282,7 @@ WindowSummary FlowMeasurement::total_summary() {
 
 void FlowMeasurement::advance_to(std::int64_t timestamp_ns) noexcept {
     if (!lifecycle_ || timestamp_ns < lifecycle_->next_boundary_ns()) return;
-    flush_pending();  // the cache holds only flows refreshed in this generation (update_located)
+    flush_pending();  // the cache holds only flows refreshed in this generation (update_hashed)
     lifecycle_->advance_to(timestamp_ns);
 }
 

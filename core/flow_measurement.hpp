@@ -143,7 +143,7 @@ public:
     enum Lane : std::uint32_t { interval_packets, interval_bytes, total_packets, total_bytes, lanes };
 
 private:
-    void update_located(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
+    void update_hashed(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
     void update_generation(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
     void flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
