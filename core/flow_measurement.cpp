@@ -141,6 +141,9 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
     }
     flush_entries(evicted_.data(), displaced);
     if (lifecycle == nullptr) return;
+    // prefetch() and observe() each locate a flow's cells from its hash (a
+    // multiply or two), cheaper than carrying the probes between them; neither
+    // locates a flow the recent-flow table answers.
     const std::size_t lookahead = lifecycle->prefetch_lookahead();
     for (std::size_t j = 0; j < std::min(lookahead, to_observe); ++j) {
         lifecycle->prefetch(hashes[observed[j]]);
