@@ -121,11 +121,17 @@ void FlowMeasurement::update_hashed(const PacketRecord* packets, const Hash128* 
 // come back after a displacement).
 void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash128* hashes,
                                         std::size_t n) noexcept {
-    for (std::size_t i = 0; i < n; ++i) cache_.prefetch(hashes[i]);
+    // Cache lines and recent-table slots are prefetched a few packets ahead in
+    // this loop rather than a whole chunk's worth at a time before it: b ran
+    // 1-3.5% faster at the quartile, a 0-3.5% (8 and 32 ahead: no better than 16).
+    constexpr std::size_t cache_lookahead = 16;
+    for (std::size_t i = 0; i < std::min(cache_lookahead, n); ++i) cache_.prefetch(hashes[i]);
+    FlowLifecycle* lifecycle = lifecycle_.get();
     std::size_t displaced = 0;
     std::size_t to_observe = 0;
     std::uint32_t* observed = observed_.data();
     for (std::size_t i = 0; i < n; ++i) {
+        if (i + cache_lookahead < n) cache_.prefetch(hashes[i + cache_lookahead]);
         const AggregationCache::Added added =
             cache_.add(packets[i].key, hashes[i], packets[i].wire_length, evicted_[displaced]);
         displaced += added == AggregationCache::Added::displaced ? 1 : 0;
@@ -133,11 +139,9 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
         observed[to_observe] = static_cast<std::uint32_t>(i);
         const bool ends =
             packets[i].key.protocol == 6 && (packets[i].tcp_flags & (tcp_fin | tcp_rst)) != 0;
-        to_observe += added != AggregationCache::Added::summed || ends ? 1 : 0;
-    }
-    FlowLifecycle* lifecycle = lifecycle_.get();
-    if (lifecycle != nullptr) {
-        for (std::size_t j = 0; j < to_observe; ++j) lifecycle->prefetch_recent(hashes[observed[j]]);
+        const bool kept = added != AggregationCache::Added::summed || ends;
+        if (lifecycle != nullptr && kept) lifecycle->prefetch_recent(hashes[i]);
+        to_observe += kept ? 1 : 0;
     }
     flush_entries(evicted_.data(), displaced);
     if (lifecycle == nullptr) return;
