@@ -135,7 +135,9 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
         const AggregationCache::Added added =
             cache_.add(packets[i].key, hashes[i], packets[i].wire_length, evicted_[displaced]);
         displaced += added == AggregationCache::Added::displaced ? 1 : 0;
-        // Branch-free: which packets are kept is as unpredictable as the cache's hits.
+        // The list is written branch-free: which packets are kept is as
+        // unpredictable as the cache's hits. The prefetch does branch on it;
+        // prefetching every packet's recent-table slot instead was 2-4% slower on a.
         observed[to_observe] = static_cast<std::uint32_t>(i);
         const bool ends =
             packets[i].key.protocol == 6 && (packets[i].tcp_flags & (tcp_fin | tcp_rst)) != 0;
