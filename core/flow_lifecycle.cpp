@@ -502,13 +502,14 @@ void FlowLifecycle::close_ended_segment() noexcept {
     ended_seg_ = 0;
 }
 
-bool FlowLifecycle::observe_slow(const Hash128& hash, const Probes& probes,
-                                 std::int64_t timestamp_ns, std::uint8_t tcp_flags) noexcept {
+bool FlowLifecycle::observe_slow(const Hash128& hash, std::int64_t timestamp_ns,
+                                 std::uint8_t tcp_flags) noexcept {
     // observe() found the flow not recent, or the packet ends it or passes a
     // boundary (which empties the recent table): no need to look again.
     if (timestamp_ns >= next_boundary_ns_) advance_slow(timestamp_ns);
     ++packets_;
     const bool ends = (tcp_flags & (tcp_fin | tcp_rst)) != 0;
+    const Probes probes = locate(hash);
     std::uint64_t pos[max_probes];
     if (blocked_) {
         const BlockResult r = refresh_block(probes);

@@ -164,27 +164,7 @@ public:
             ++packets_;
             return false;
         }
-        return observe_slow(hash, locate(hash), timestamp_ns, tcp_flags);
-    }
-
-    /// Where a flow's (first group of) probes fall.
-    struct Probes {
-        std::uint64_t first = 0;  // g_0; blocked: the block's first cell
-        std::uint64_t step = 0;   // g_{i+1} − g_i mod m; blocked: 7-bit offsets in the block
-    };
-    // Double hashing modulo the prime m without division: a = ⌊h1·m/2^64⌋,
-    // b = 1 + ⌊h2·(m−1)/2^64⌋ ∈ [1, m), g_i = a + i·b mod m. Every b is a unit
-    // mod the prime m, so the k < m probes are distinct and P(cell j is probed) = k/m.
-    //
-    // Blocked: the block is ⌊h1·β/2^64⌋ and the offsets are consecutive 7-bit
-    // fields of h2 (9 per word; further words by remixing). The block depends
-    // on the top bits of h1 only, so offsets and block are independent, and
-    // each probe is uniform over its block's 128 cells (with repetition).
-    Probes locate(const Hash128& hash) const noexcept {
-        if (blocked_) {
-            return Probes{reduce(hash.h1 ^ seed1_, blocks_) * lifecycle_block_cells, hash.h2 ^ seed2_};
-        }
-        return Probes{reduce(hash.h1 ^ seed1_, m_), 1 + reduce(hash.h2 ^ seed2_, m_ - 1)};
+        return observe_slow(hash, timestamp_ns, tcp_flags);
     }
 
     /// Starts loading the cells a flow's probes touch (no effect on results);
@@ -268,8 +248,27 @@ private:
     static std::uint64_t reduce(std::uint64_t x, std::uint64_t r) noexcept {
         return static_cast<std::uint64_t>((static_cast<UInt128>(x) * r) >> 64);
     }
-    bool observe_slow(const Hash128& hash, const Probes& probes, std::int64_t timestamp_ns,
-                      std::uint8_t tcp_flags) noexcept;
+    // Where a flow's (first group of) probes fall, located from its hash when
+    // needed (a multiply or two) rather than stored.
+    struct Probes {
+        std::uint64_t first = 0;  // g_0; blocked: the block's first cell
+        std::uint64_t step = 0;   // g_{i+1} − g_i mod m; blocked: 7-bit offsets in the block
+    };
+    // Double hashing modulo the prime m without division: a = ⌊h1·m/2^64⌋,
+    // b = 1 + ⌊h2·(m−1)/2^64⌋ ∈ [1, m), g_i = a + i·b mod m. Every b is a unit
+    // mod the prime m, so the k < m probes are distinct and P(cell j is probed) = k/m.
+    //
+    // Blocked: the block is ⌊h1·β/2^64⌋ and the offsets are consecutive 7-bit
+    // fields of h2 (9 per word; further words by remixing). The block depends
+    // on the top bits of h1 only, so offsets and block are independent, and
+    // each probe is uniform over its block's 128 cells (with repetition).
+    Probes locate(const Hash128& hash) const noexcept {
+        if (blocked_) {
+            return Probes{reduce(hash.h1 ^ seed1_, blocks_) * lifecycle_block_cells, hash.h2 ^ seed2_};
+        }
+        return Probes{reduce(hash.h1 ^ seed1_, m_), 1 + reduce(hash.h2 ^ seed2_, m_ - 1)};
+    }
+    bool observe_slow(const Hash128& hash, std::int64_t timestamp_ns, std::uint8_t tcp_flags) noexcept;
     void prefetch_probes(const Probes& probes) const noexcept;
 
     void generate(const Hash128& hash, std::uint64_t* out) const noexcept;
