@@ -63,7 +63,11 @@ void MeasurementWorker::run() {
         wait_for(submitted_, [&] { return submitted_.load(std::memory_order_acquire) != next; });
         if (stopping_.load(std::memory_order_relaxed)) return;  // ordered by the acquire above
         Batch& batch = ring_[next % ring_size];
-        measurement_.add_prepared(batch.packets, batch.prepared);
+        if (batch.hashed) {
+            measurement_.add_prepared(batch.packets, batch.prepared);
+        } else {
+            measurement_.add_batch(batch.packets);  // hashes chunk by chunk, as one thread does
+        }
         batch.packets.clear();
         added_.store(next + 1, std::memory_order_release);
         added_.notify_one();

@@ -1,8 +1,13 @@
 // `--threads 2`: the sketches are updated on a thread of their own while the
-// calling thread reads, decodes and hashes each key (FlowMeasurement::prepare;
-// each structure locates its own cells from the hash). Batches pass through a short
-// ring in order, so the measurement sees exactly the packet sequence a single
-// thread would: the reports are identical.
+// calling thread reads and decodes. Batches pass through a short ring in
+// order, so the measurement sees exactly the packet sequence a single thread
+// would: the reports are identical.
+//
+// Hashing the keys (FlowMeasurement::prepare) goes to whichever side has time:
+// the reader hashes a batch when the worker is behind (batches waiting in the
+// ring), and leaves it to the worker otherwise. On steady traffic (trace a) the
+// reader is the slower side and the worker idles half the time; under a flood
+// (trace b) it is the other way round. Either way the hashes are the same.
 //
 // Each side spins for a while before it sleeps when the ring is empty (worker)
 // or full (reader). The two sides run at nearly the same rate, so one of them
@@ -32,7 +37,8 @@ public:
 
     struct Batch {
         std::vector<core::PacketRecord> packets;
-        core::FlowMeasurement::PreparedBatch prepared;  // of packets
+        core::FlowMeasurement::PreparedBatch prepared;  // of packets, when `hashed`
+        bool hashed = false;  // false: the worker hashes the keys itself
     };
     /// An emptied batch to fill next (its buffers keep their capacity).
     /// Only the submitting thread calls take_spare(), submit() and drain().
@@ -41,11 +47,19 @@ public:
     void submit(Batch batch);
     /// Returns once every submitted batch is in the measurement.
     void drain();
+    /// True when batches wait in the ring: the worker is the slower side, so
+    /// the submitter should hash the next batch itself.
+    bool behind() const noexcept {
+        return submitted_.load(std::memory_order_relaxed) -
+                   added_.load(std::memory_order_relaxed) >= behind_batches;
+    }
 
 private:
     void run();
 
     static constexpr std::uint32_t ring_size = 8;
+    // Batches queued (the one being added included) from which the worker counts as behind.
+    static constexpr std::uint32_t behind_batches = 2;
     core::FlowMeasurement& measurement_;
     std::array<Batch, ring_size> ring_;
     // Batches submitted and batches added, each written by one side only;

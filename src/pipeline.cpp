@@ -103,7 +103,11 @@ void Pipeline::flush_batch() {
         MeasurementWorker::Batch batch = worker_->take_spare();
         batch.packets.swap(batch_);  // batch_ takes the spare's empty buffer
         batch_.reserve(batch_limit_);
-        measurement_.prepare(batch.packets, batch.prepared);  // reads only fixed parameters
+        // The worker hashes the batch itself unless it is the slower side.
+        batch.hashed = worker_->behind();
+        if (batch.hashed) {
+            measurement_.prepare(batch.packets, batch.prepared);  // reads only fixed parameters
+        }
         worker_->submit(std::move(batch));
         return;
     }
