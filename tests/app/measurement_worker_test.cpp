@@ -4,37 +4,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
+#include <cstddef>
 #include <random>
-#include <span>
-#include <vector>
+#include <utility>
 
 #include "src/measurement_worker.hpp"
+#include "tests/support/measurement_support.hpp"
 
 namespace flowsketch::app {
 namespace {
 
 using core::FlowMeasurement;
-using core::PacketRecord;
-
-// Zipf-like traffic over `flows` flows, 1 µs apart, with FIN on some packets:
-// heavy hitters, displaced cache entries, lifecycle generations and ends.
-std::vector<PacketRecord> stream(std::size_t packets, std::uint32_t flows, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::vector<PacketRecord> out;
-    out.reserve(packets);
-    for (std::size_t i = 0; i < packets; ++i) {
-        const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-        const auto flow = static_cast<std::uint32_t>(std::pow(static_cast<double>(flows), u)) - 1;
-        const core::FlowKey key =
-            core::FlowKey::ipv4(0x0a000000u + flow, 0xc0a80001u, 4000, 443, 6);
-        const std::uint8_t flags = rng() % 50 == 0 ? 0x11 : 0x10;
-        out.push_back(PacketRecord{key, static_cast<std::int64_t>(i) * 1000,
-                                   static_cast<std::uint32_t>(64 + rng() % 1400), flags});
-    }
-    return out;
-}
 
 core::MeasurementConfig config() {
     core::MeasurementConfig c;
@@ -48,26 +28,8 @@ core::MeasurementConfig config() {
     return c;
 }
 
-void expect_same(const core::WindowSummary& a, const core::WindowSummary& b) {
-    EXPECT_EQ(a.packets, b.packets);
-    EXPECT_EQ(a.bytes, b.bytes);
-    for (const auto& [x, y] : {std::pair{&a.top_packets, &b.top_packets},
-                               std::pair{&a.top_bytes, &b.top_bytes}}) {
-        ASSERT_EQ(x->size(), y->size());
-        for (std::size_t i = 0; i < x->size(); ++i) {
-            EXPECT_EQ((*x)[i].key, (*y)[i].key) << i;
-            EXPECT_EQ((*x)[i].estimate, (*y)[i].estimate) << i;
-            EXPECT_EQ((*x)[i].lower, (*y)[i].lower) << i;
-        }
-    }
-    EXPECT_EQ(a.flows.new_flows, b.flows.new_flows);
-    EXPECT_EQ(a.flows.ended, b.flows.ended);
-    EXPECT_EQ(a.flows.active, b.flows.active);
-    EXPECT_EQ(a.flows.expired, b.flows.expired);
-}
-
 TEST(MeasurementWorker, HashedAndUnhashedBatchesMeasureAsOneThread) {
-    const auto packets = stream(150'000, 30'000, 5);
+    const auto packets = flowsketch::testing::skewed_stream(150'000, 3000, 5);
     FlowMeasurement one(config());
     FlowMeasurement two(config());
     one.add_batch(packets);
@@ -91,7 +53,7 @@ TEST(MeasurementWorker, HashedAndUnhashedBatchesMeasureAsOneThread) {
         EXPECT_FALSE(worker.behind()) << "drained";
     }
     const core::WindowSummary a = one.total_summary();
-    expect_same(a, two.total_summary());
+    flowsketch::testing::expect_same_window(a, two.total_summary());
     EXPECT_GT(a.flows.expired, 0.0) << "generations turned";
     EXPECT_GT(a.flows.ended, 0u);
     ASSERT_FALSE(a.top_packets.empty());

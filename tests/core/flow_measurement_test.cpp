@@ -10,11 +10,14 @@
 #include <vector>
 
 #include "core/flow_measurement.hpp"
+#include "tests/support/measurement_support.hpp"
 
 namespace flowsketch::core {
 namespace {
 
-FlowKey key_for(std::uint32_t i) { return FlowKey::ipv4(0x0a000000u + i, 0xc0a80001u, 4000, 443, 6); }
+using flowsketch::testing::expect_same_windows;
+using flowsketch::testing::flow_key;
+using flowsketch::testing::skewed_stream;
 
 MeasurementConfig small_config(std::uint32_t width, std::uint32_t depth) {
     MeasurementConfig config;
@@ -38,11 +41,11 @@ TEST(FlowMeasurement, FlowsSharingEveryCellAreFlaggedWithLowerBoundZero) {
         return std::vector<std::uint32_t>{probe.column(h, 0), probe.column(h, 1), probe.column(h, 2)};
     };
     // With w = 11 a pair sharing all cells turns up within a few hundred keys.
-    const FlowKey heavy = key_for(0);
+    const FlowKey heavy = flow_key(0);
     FlowKey twin = heavy;
     for (std::uint32_t i = 1; i < 100000; ++i) {
-        if (columns(key_for(i)) == columns(heavy)) {
-            twin = key_for(i);
+        if (columns(flow_key(i)) == columns(heavy)) {
+            twin = flow_key(i);
             break;
         }
     }
@@ -62,8 +65,8 @@ TEST(FlowMeasurement, FlowsSharingEveryCellAreFlaggedWithLowerBoundZero) {
 
 TEST(FlowMeasurement, DistinctCellsKeepTheirLowerBound) {
     FlowMeasurement measurement(small_config(1009, 4));
-    for (int i = 0; i < 500; ++i) measurement.add(PacketRecord{key_for(1), i, 60, 0});
-    for (int i = 0; i < 100; ++i) measurement.add(PacketRecord{key_for(2), i, 60, 0});
+    for (int i = 0; i < 500; ++i) measurement.add(PacketRecord{flow_key(1), i, 60, 0});
+    for (int i = 0; i < 100; ++i) measurement.add(PacketRecord{flow_key(2), i, 60, 0});
     const WindowSummary summary = measurement.total_summary();
     ASSERT_EQ(summary.top_packets.size(), 2u);
     EXPECT_FALSE(summary.top_packets[0].shares_cells);
@@ -81,7 +84,7 @@ TEST(FlowMeasurement, MemoryDoesNotGrowWithFlows) {
     const std::size_t before = measurement.memory_bytes();
     std::vector<PacketRecord> batch;
     for (std::uint32_t i = 0; i < 1'000'000; ++i) {
-        batch.push_back(PacketRecord{key_for(i), std::int64_t{i} * 1000, 64, 0x02});
+        batch.push_back(PacketRecord{flow_key(i), std::int64_t{i} * 1000, 64, 0x02});
         if (batch.size() == 256) {
             measurement.add_batch(batch);
             batch.clear();
@@ -145,51 +148,6 @@ TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
     bad.sketch = untracked.sketch;
     bad.lifecycle.target_fpr = 2.0;
     EXPECT_THROW(FlowMeasurement::footprint(bad), std::invalid_argument);
-}
-
-// A skewed stream over `flows` flows, some of them ending (FIN) now and then.
-std::vector<PacketRecord> skewed_stream(std::size_t packets, std::uint32_t flows, std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    std::vector<PacketRecord> stream;
-    for (std::size_t i = 0; i < packets; ++i) {
-        // Squaring a uniform variate favours low flow numbers: a heavy head, a long tail.
-        const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-        const auto flow = static_cast<std::uint32_t>(u * u * flows);
-        const auto bytes = static_cast<std::uint32_t>(40 + rng() % 1460);
-        const std::uint8_t flags = rng() % 500 == 0 ? 0x01 : 0x10;
-        stream.push_back(PacketRecord{key_for(flow), static_cast<std::int64_t>(i) * 1000, bytes, flags});
-    }
-    return stream;
-}
-
-void expect_same_hitters(const std::vector<HeavyHitter>& a, const std::vector<HeavyHitter>& b) {
-    ASSERT_EQ(a.size(), b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        EXPECT_EQ(a[i].key, b[i].key) << i;
-        EXPECT_EQ(a[i].estimate, b[i].estimate) << i;
-        EXPECT_EQ(a[i].lower, b[i].lower) << i;
-        EXPECT_EQ(a[i].shares_cells, b[i].shares_cells) << i;
-    }
-}
-
-void expect_same_window(const WindowSummary& a, const WindowSummary& b) {
-    EXPECT_EQ(a.packets, b.packets);
-    EXPECT_EQ(a.bytes, b.bytes);
-    expect_same_hitters(a.top_packets, b.top_packets);
-    expect_same_hitters(a.top_bytes, b.top_bytes);
-    EXPECT_EQ(a.flows.new_flows, b.flows.new_flows);
-    EXPECT_EQ(a.flows.ended, b.flows.ended);
-    EXPECT_EQ(a.flows.active, b.flows.active);
-    EXPECT_EQ(a.flows.expired, b.flows.expired);
-    EXPECT_EQ(a.flows.fpr, b.flows.fpr);
-}
-
-void expect_same_windows(const std::vector<WindowSummary>& a, const std::vector<WindowSummary>& b) {
-    ASSERT_EQ(a.size(), b.size());
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        SCOPED_TRACE(i);
-        expect_same_window(a[i], b[i]);
-    }
 }
 
 // Feeds `stream` in batches of pseudo-random sizes (1 = packet by packet),
@@ -269,7 +227,7 @@ TEST(FlowMeasurement, IdleTimeDrainsTheCacheForTheLifecycle) {
     FlowMeasurement cached(config), uncached(direct);
     for (FlowMeasurement* m : {&cached, &uncached}) {
         const auto packet = [&](std::int64_t ms) {
-            m->add(PacketRecord{key_for(1), ms * 1'000'000, 100, 0x10});
+            m->add(PacketRecord{flow_key(1), ms * 1'000'000, 100, 0x10});
         };
         packet(0);
         packet(1);
