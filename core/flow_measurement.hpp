@@ -93,7 +93,7 @@ public:
         std::vector<Hash128> hashes;
     };
     void prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const;
-    /// add_batch() of packets that prepare() located (same result).
+    /// add_batch() of packets that prepare() hashed (same result).
     void add_prepared(std::span<const PacketRecord> packets, const PreparedBatch& prepared) noexcept;
 
     /// Moves the counts still summed in the aggregation cache into the
