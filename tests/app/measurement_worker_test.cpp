@@ -43,7 +43,8 @@ TEST(MeasurementWorker, HashedAndUnhashedBatchesMeasureAsOneThread) {
             MeasurementWorker::Batch batch = worker.take_spare();
             batch.packets.assign(packets.begin() + static_cast<std::ptrdiff_t>(at),
                                  packets.begin() + static_cast<std::ptrdiff_t>(at + n));
-            // Both kinds, in runs and alternating, as the pipeline's choice may fall.
+            // Both kinds (pairs of hashed batches between unhashed ones), as the
+            // pipeline's choice may fall.
             batch.hashed = (batch_index / 3 + batch_index) % 2 == 0;
             if (batch.hashed) two.prepare(batch.packets, batch.prepared);
             worker.submit(std::move(batch));
