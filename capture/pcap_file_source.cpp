@@ -3,9 +3,11 @@
 #include <pcap/pcap.h>
 #include <sys/types.h>
 
+#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "capture/decode.hpp"
 
@@ -190,18 +192,45 @@ ReadStatus PcapFileSource::next(Frame& frame) {
     return ReadStatus::damaged;
 }
 
+constexpr std::size_t block_capacity = block_bytes + max_record_length + record_header_bytes;
+
+// A block no caller holds: a spare, or a new one. Not zeroed: fread writes
+// every byte the walk reads.
+PcapFileSource::Block PcapFileSource::next_free_block() {
+    for (Block& spare : spares_) {
+        // Only the spares list owns it: the holder's release (acq_rel) came
+        // before, and the fence orders its reads of the bytes before our writes.
+        if (spare.use_count() == 1) {
+            std::atomic_thread_fence(std::memory_order_acquire);
+            Block free = std::move(spare);
+            spare = std::move(spares_.back());
+            spares_.pop_back();
+            return free;
+        }
+    }
+    return Block(new std::uint8_t[block_capacity]);
+}
+
 // Makes at least `needed` unread bytes available in the block; false at the
 // end of the file (or on a read error) with fewer.
 bool PcapFileSource::fill(std::size_t needed) {
     while (end_ - begin_ < needed) {
         if (at_eof_ || read_error_) return false;
-        if (block_.empty()) block_.resize(block_bytes + max_record_length + record_header_bytes);
+        if (!block_) block_ = next_free_block();
         if (begin_ != 0) {  // keep the partial record, at the front
-            std::memmove(block_.data(), block_.data() + begin_, end_ - begin_);
+            if (block_.use_count() > 1) {
+                // Frames of this block are still held: move on to a free block.
+                Block next = next_free_block();
+                std::memcpy(next.get(), block_.get() + begin_, end_ - begin_);
+                spares_.push_back(std::exchange(block_, std::move(next)));
+            } else {
+                std::memmove(block_.get(), block_.get() + begin_, end_ - begin_);
+            }
             end_ -= begin_;
             begin_ = 0;
         }
-        const std::size_t got = std::fread(block_.data() + end_, 1, block_.size() - end_, stream_);
+        // Appending never touches bytes before end_: no frame lies there.
+        const std::size_t got = std::fread(block_.get() + end_, 1, block_capacity - end_, stream_);
         end_ += got;
         if (got == 0) {
             if (std::ferror(stream_) != 0) {
@@ -217,7 +246,8 @@ bool PcapFileSource::fill(std::size_t needed) {
 
 // The file is done: give the block back (many -r files stay open together).
 void PcapFileSource::release_block() noexcept {
-    block_ = {};
+    block_.reset();  // a caller's copies keep their blocks until it lets go
+    spares_.clear();
     begin_ = end_ = 0;
 }
 
@@ -241,7 +271,7 @@ ReadStatus PcapFileSource::next_in_place(Frame& frame) {
             return damaged(format("truncated dump file; tried to read %llu header bytes, only got %llu",
                                   record_header_bytes, have));
         }
-        const RecordHeader header = read_record_header(block_.data() + begin_);
+        const RecordHeader header = read_record_header(block_.get() + begin_);
         begin_ += record_header_bytes;
 
         if (header.caplen > max_record_length) {
@@ -267,7 +297,7 @@ ReadStatus PcapFileSource::next_in_place(Frame& frame) {
             return damaged(format("truncated dump file; tried to read %llu captured bytes, only got %llu",
                                   have < first ? first : header.caplen, have));
         }
-        const std::uint8_t* data = block_.data() + begin_;
+        const std::uint8_t* data = block_.get() + begin_;
         begin_ += header.caplen;
         if (to_frame(header, data, frame)) return ReadStatus::frame;
     }
@@ -304,12 +334,12 @@ std::size_t PcapFileSource::next_batch(std::span<Frame> frames, ReadStatus& stat
         // under the frames already taken. Whatever needs a read, or is damaged,
         // is left to next_in_place once no frame is pending.
         while (n < frames.size() && end_ - begin_ >= record_header_bytes) {
-            const RecordHeader header = read_record_header(block_.data() + begin_);
+            const RecordHeader header = read_record_header(block_.get() + begin_);
             if (header.caplen > max_record_length ||
                 end_ - begin_ - record_header_bytes < header.caplen) {
                 break;
             }
-            const std::uint8_t* data = block_.data() + begin_ + record_header_bytes;
+            const std::uint8_t* data = block_.get() + begin_ + record_header_bytes;
             begin_ += record_header_bytes + header.caplen;
             if (to_frame(header, data, frames[n])) ++n;
         }

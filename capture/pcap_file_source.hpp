@@ -24,7 +24,8 @@ struct bpf_program;
 
 namespace flowsketch::capture {
 
-/// One captured frame. `data` is valid only until the next read.
+/// One captured frame. `data` is valid only until the next read, unless the
+/// source's frame_storage() is held.
 struct Frame {
     std::int64_t timestamp_ns = 0;
     std::uint32_t captured_length = 0;
@@ -85,7 +86,7 @@ public:
 
     /// The next frames that pass the filter, at most frames.size() (which must
     /// not be 0): the same frames, in order, as as many next() calls. Every
-    /// frame's data stays valid until the next read. Returns how many: at
+    /// frame's data stays valid until the next read (longer: frame_storage()). Returns how many: at
     /// least 1 with status `frame`; 0 with the end (status end_of_file or
     /// damaged) once every frame before it was returned. In place, it walks
     /// the records already in the block in one tight loop; it reads (and so
@@ -97,6 +98,15 @@ public:
     const std::string& damage_message() const noexcept { return damage_; }
     /// True when records are walked in place (see the top of this file).
     bool reads_in_place() const noexcept { return in_place_; }
+
+    /// The storage the frames of the last next() or next_batch() point into,
+    /// for a caller that hands frames to another thread: while it holds a
+    /// copy, the source reads on into another block and leaves these bytes as
+    /// they are. Null when frames are libpcap's (pcapng, stdin, ...): those the
+    /// next read overwrites, whatever the caller holds.
+    std::shared_ptr<const void> frame_storage() const noexcept {
+        return in_place_ ? std::shared_ptr<const void>(block_) : nullptr;
+    }
 
 private:
     void apply_filter(const std::string& filter, RecordReader reader);
@@ -124,7 +134,12 @@ private:
         void operator()(bpf_program* program) const noexcept;
     };
     std::unique_ptr<bpf_program, ProgramDeleter> program_;  // null: no filter
-    std::vector<std::uint8_t> block_;
+    // The block being walked. Blocks a caller still holds (frame_storage())
+    // wait among the spares until it lets go; the walk never writes to them.
+    using Block = std::shared_ptr<std::uint8_t[]>;
+    Block next_free_block();
+    Block block_;
+    std::vector<Block> spares_;
     std::size_t begin_ = 0;  // first unread byte in block_
     std::size_t end_ = 0;    // one past the last byte read into block_
     bool at_eof_ = false;

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <deque>
 #include <filesystem>
+#include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -195,6 +198,82 @@ TEST(PcapFileSource, RecordsSpanningReadBlocksAreWhole) {
     ASSERT_TRUE(walk_both(w.bytes(), "", fast, slow));
     EXPECT_EQ(fast.records.size(), 12000u);
     expect_same(fast, slow, "blocks");
+}
+
+// --threads 2 hands frames to another thread, which decodes them while the
+// source reads on: frames whose storage is held must survive later reads
+// (and the end of the file), and the blocks must be reused once let go.
+TEST(PcapFileSource, HeldFrameStorageOutlivesLaterReads) {
+    PcapWriter w;
+    for (std::uint32_t i = 0; i < 12000; ++i) {
+        w.record(i, i, frame_bytes(static_cast<std::uint16_t>(i), 1 + (i * 37) % 1400));
+    }
+    const Bytes bytes = w.bytes();  // 8.6 MB: 33 read blocks
+    Walk reference, ignored;
+    ASSERT_TRUE(walk_both(bytes, "", ignored, reference));
+
+    std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(bytes.data()), bytes.size(), "rb");
+    ASSERT_NE(stream, nullptr);
+    PcapFileSource source(stream, "mem", "");
+    ASSERT_TRUE(source.reads_in_place());
+    struct Held {
+        std::shared_ptr<const void> storage;
+        std::vector<Frame> frames;
+        std::size_t first;  // index of frames[0] in the file
+    };
+    std::deque<Held> held;  // the last few batches, as a lagging worker holds them
+    std::set<const void*> blocks;
+    auto expect_intact = [&](const Held& h) {
+        for (std::size_t i = 0; i < h.frames.size(); ++i) {
+            const Frame& f = h.frames[i];
+            ASSERT_EQ(Bytes(f.data, f.data + f.captured_length), reference.records[h.first + i].data)
+                << "record " << h.first + i;
+        }
+    };
+    std::vector<Frame> frames(256);
+    std::size_t read = 0;
+    for (std::size_t call = 0;; ++call) {
+        ReadStatus status = ReadStatus::frame;
+        const std::size_t n = source.next_batch(std::span<Frame>(frames.data(), 1 + call % 256), status);
+        if (n == 0) {
+            EXPECT_EQ(status, ReadStatus::end_of_file);
+            break;
+        }
+        Held h{source.frame_storage(), {frames.begin(), frames.begin() + static_cast<std::ptrdiff_t>(n)}, read};
+        ASSERT_NE(h.storage, nullptr);
+        blocks.insert(h.storage.get());
+        read += n;
+        held.push_back(std::move(h));
+        if (held.size() > 6) {
+            expect_intact(held.front());
+            held.pop_front();  // the worker is done with it: its block may be read into again
+        }
+    }
+    EXPECT_EQ(read, reference.records.size());
+    for (const Held& h : held) expect_intact(h);  // after the end of the file, too
+    // Six batches of at most 256 frames (0.6 MB on average) hold a few blocks at a time;
+    // without reuse the 8.6 MB would take 33.
+    EXPECT_LE(blocks.size(), 10u) << "blocks let go are read into again";
+}
+
+TEST(PcapFileSource, UnheldStorageIsOneBlockAndLibpcapFramesHaveNone) {
+    PcapWriter w;
+    for (std::uint32_t i = 0; i < 4000; ++i) w.record(i, 0, frame_bytes(static_cast<std::uint16_t>(i), 900));
+    const Bytes bytes = w.bytes();  // 3.8 MB
+    std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(bytes.data()), bytes.size(), "rb");
+    ASSERT_NE(stream, nullptr);
+    PcapFileSource source(stream, "mem", "");
+    std::set<const void*> blocks;
+    std::vector<Frame> frames(64);
+    ReadStatus status = ReadStatus::frame;
+    while (source.next_batch(frames, status) > 0) blocks.insert(source.frame_storage().get());
+    EXPECT_EQ(blocks.size(), 1u) << "nobody held a block: the source reads into the same one";
+
+    std::FILE* again = fmemopen(const_cast<std::uint8_t*>(bytes.data()), bytes.size(), "rb");
+    ASSERT_NE(again, nullptr);
+    PcapFileSource libpcap(again, "mem", "", RecordReader::libpcap);
+    ASSERT_EQ(libpcap.next_batch(frames, status), 1u);
+    EXPECT_EQ(libpcap.frame_storage(), nullptr) << "libpcap's buffer is overwritten by the next read";
 }
 
 TEST(PcapFileSource, SampleCapturesReadTheSameFromTheirPaths) {
