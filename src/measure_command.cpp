@@ -218,7 +218,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
         }
         const std::size_t n = stream.next_batch(batch, link);
         if (n == 0) break;
-        pipeline.on_frames(batch.first(n), link);
+        pipeline.on_frames(batch.first(n), link, stream.frame_storage());
     }
     pipeline.finish();
     return exit_ok;

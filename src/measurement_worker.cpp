@@ -29,8 +29,9 @@ void wait_for(const std::atomic<std::uint32_t>& counter, Ready ready) {
 
 }  // namespace
 
-MeasurementWorker::MeasurementWorker(core::FlowMeasurement& measurement)
-    : measurement_(measurement), thread_([this] { run(); }) {}
+MeasurementWorker::MeasurementWorker(core::FlowMeasurement& measurement,
+                                     const capture::DecodeLimits& limits)
+    : measurement_(measurement), limits_(limits), thread_([this] { run(); }) {}
 
 MeasurementWorker::~MeasurementWorker() {
     drain();
@@ -58,11 +59,25 @@ void MeasurementWorker::drain() {
     wait_for(added_, [&] { return added_.load(std::memory_order_acquire) == n; });
 }
 
+void MeasurementWorker::take_skipped(SkipCounts& counts) noexcept {
+    for (std::size_t i = 0; i < counts.size(); ++i) counts[i] += skipped_[i];
+    skipped_.fill(0);
+}
+
 void MeasurementWorker::run() {
     for (std::uint32_t next = 0;; ++next) {
         wait_for(submitted_, [&] { return submitted_.load(std::memory_order_acquire) != next; });
         if (stopping_.load(std::memory_order_relaxed)) return;  // ordered by the acquire above
         Batch& batch = ring_[next % ring_size];
+        if (!batch.frames.empty()) {
+            for (const capture::Frame& frame : batch.frames) {
+                const capture::SkipReason reason =
+                    decode_into(batch.packets, batch.link_type, frame, limits_);
+                if (reason != capture::SkipReason::none) ++skipped_[static_cast<std::size_t>(reason)];
+            }
+            batch.frames.clear();
+            batch.storage.clear();  // the reader may read into these blocks again
+        }
         if (batch.hashed) {
             measurement_.add_prepared(batch.packets, batch.prepared);
         } else {

@@ -3,11 +3,13 @@
 // order, so the measurement sees exactly the packet sequence a single thread
 // would: the reports are identical.
 //
-// Hashing the keys (FlowMeasurement::prepare) goes to whichever side has time:
-// the reader hashes a batch when the worker is behind (batches waiting in the
-// ring), and leaves it to the worker otherwise. On steady traffic (trace a) the
-// reader is the slower side and the worker idles half the time; under a flood
-// (trace b) it is the other way round. Either way the hashes are the same.
+// Decoding the frames and hashing the keys (FlowMeasurement::prepare) go to
+// whichever side has time: the reader decodes and hashes a batch when the
+// worker is behind (batches waiting in the ring), and leaves them to the
+// worker otherwise. On steady traffic (trace a) the reader is the slower side;
+// under a flood (trace b) it is the other way round. Either way the records
+// and hashes are the same. The worker can decode only frames whose bytes stay
+// put until it has (files walked in place: PcapFileSource::frame_storage).
 //
 // Each side spins for a while before it sleeps when the ring is empty (worker)
 // or full (reader). The two sides run at nearly the same rate, so one of them
@@ -19,18 +21,44 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <thread>
 #include <vector>
 
+#include "capture/decode.hpp"
+#include "capture/pcap_file_source.hpp"
 #include "core/flow_measurement.hpp"
 
 namespace flowsketch::app {
 
+/// Decodes a frame and, if it carries a flow, appends its record to `out`.
+/// Returns why it was skipped, or SkipReason::none.
+inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int link_type,
+                                       const capture::Frame& frame,
+                                       const capture::DecodeLimits& limits) noexcept {
+    capture::DecodedPacket decoded;
+    const capture::SkipReason reason =
+        capture::decode_frame(link_type, frame.data, frame.captured_length, decoded, limits);
+    if (reason != capture::SkipReason::none) return reason;
+    // Built in place: a temporary record would be stored in pieces and
+    // copied with wider loads, which stall (store forwarding fails).
+    core::PacketRecord& record = out.emplace_back();
+    record.key = decoded.key;
+    record.timestamp_ns = frame.timestamp_ns;
+    record.wire_length = frame.wire_length;
+    record.tcp_flags = decoded.tcp_flags;
+    return reason;
+}
+
+using SkipCounts = std::array<std::uint64_t, capture::skip_reason_count>;
+
 class MeasurementWorker {
 public:
     /// Starts the thread. `measurement` must outlive the worker and, between
-    /// submit() and drain(), must not be touched by anyone else.
-    explicit MeasurementWorker(core::FlowMeasurement& measurement);
+    /// submit() and drain(), must not be touched by anyone else. Frames
+    /// handed over undecoded are decoded with `limits`.
+    explicit MeasurementWorker(core::FlowMeasurement& measurement,
+                               const capture::DecodeLimits& limits = {});
     ~MeasurementWorker();
     MeasurementWorker(const MeasurementWorker&) = delete;
     MeasurementWorker& operator=(const MeasurementWorker&) = delete;
@@ -39,6 +67,12 @@ public:
         std::vector<core::PacketRecord> packets;
         core::FlowMeasurement::PreparedBatch prepared;  // of packets, when `hashed`
         bool hashed = false;  // false: the worker hashes the keys itself
+        /// Frames for the worker to decode (link type `link_type`) into
+        /// `packets`, which is then empty; their bytes stay alive in `storage`
+        /// until it has. Such a batch is never `hashed`.
+        std::vector<capture::Frame> frames;
+        std::vector<std::shared_ptr<const void>> storage;
+        int link_type = 0;
     };
     /// An emptied batch to fill next (its buffers keep their capacity).
     /// Only the submitting thread calls take_spare(), submit() and drain().
@@ -47,6 +81,9 @@ public:
     void submit(Batch batch);
     /// Returns once every submitted batch is in the measurement.
     void drain();
+    /// Adds the skip counts of the frames the worker decoded since the last
+    /// call to `counts`, and starts over. Only between drain() and submit().
+    void take_skipped(SkipCounts& counts) noexcept;
     /// True when batches wait in the ring: the worker is the slower side, so
     /// the submitter should hash the next batch itself.
     bool behind() const noexcept {
@@ -61,6 +98,8 @@ private:
     // Batches queued (the one being added included) from which the worker counts as behind.
     static constexpr std::uint32_t behind_batches = 2;
     core::FlowMeasurement& measurement_;
+    capture::DecodeLimits limits_;
+    SkipCounts skipped_{};  // the worker's, read by the submitter after drain()
     std::array<Batch, ring_size> ring_;
     // Batches submitted and batches added, each written by one side only;
     // their difference is the ring's fill. 32 bits: what atomic wait() sleeps on.

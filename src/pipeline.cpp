@@ -69,7 +69,8 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
     }
     if (config.threads == 2) {
         batch_limit_ = threaded_batch_capacity;
-        worker_ = std::make_unique<MeasurementWorker>(measurement_);
+        worker_ = std::make_unique<MeasurementWorker>(measurement_, config.limits);
+        deferred_.reserve(batch_limit_);
     }
     batch_.reserve(batch_limit_);
     const std::size_t sources = config.interface_names.size();
@@ -97,7 +98,43 @@ void Pipeline::begin_at(std::int64_t timestamp_ns) noexcept {
 
 Pipeline::~Pipeline() = default;
 
+// --threads 2 with frames whose bytes stay put: each batch is decoded by the
+// worker unless the worker is behind when the batch starts (then here, as
+// hashing is in flush_batch), so the two threads share the work by its load.
+void Pipeline::hand_over(std::span<const capture::Frame> frames, int link_type,
+                         const std::shared_ptr<const void>& storage) {
+    for (const capture::Frame& frame : frames) {
+        account(frame, 0);
+        if (batch_.empty() && deferred_.empty()) defer_ = !worker_->behind();
+        if (!defer_) {
+            decode(frame, link_type);
+            continue;
+        }
+        if (deferred_storage_.empty() || deferred_storage_.back() != storage) {
+            // A new block, or a new file (and maybe link type): one of each per batch.
+            if (!deferred_.empty() &&
+                (deferred_storage_.size() == max_storage_per_batch || deferred_link_ != link_type)) {
+                flush_batch();
+            }
+            deferred_storage_.push_back(storage);
+            deferred_link_ = link_type;
+        }
+        deferred_.push_back(frame);
+        if (deferred_.size() == batch_limit_) flush_batch();
+    }
+}
+
 void Pipeline::flush_batch() {
+    if (!deferred_.empty()) {  // batch_ is empty: a batch is filled in one place
+        MeasurementWorker::Batch batch = worker_->take_spare();
+        batch.frames.swap(deferred_);  // deferred_ takes the spare's empty buffers
+        batch.storage.swap(deferred_storage_);
+        batch.link_type = deferred_link_;
+        batch.hashed = false;
+        deferred_.reserve(batch_limit_);
+        worker_->submit(std::move(batch));
+        return;
+    }
     if (batch_.empty()) return;
     if (worker_) {
         MeasurementWorker::Batch batch = worker_->take_spare();
@@ -117,7 +154,9 @@ void Pipeline::flush_batch() {
 
 void Pipeline::sync() {
     flush_batch();
-    if (worker_) worker_->drain();
+    if (!worker_) return;
+    worker_->drain();
+    worker_->take_skipped(interval_.skipped);  // frames the worker decoded
 }
 
 void Pipeline::close_interval(std::int64_t next_timestamp_ns) {

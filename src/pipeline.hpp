@@ -45,36 +45,25 @@ public:
     /// Handles one frame of the given link type (packet time from the frame)
     /// read from source `source` (an index into interface_names, 0 for files).
     void on_frame(const capture::Frame& frame, int link_type, std::size_t source = 0) {
-        if (interval_ns_ > 0 && config_.packet_time_intervals) {
-            if (!started_) {
-                begin_at(frame.timestamp_ns);
-            } else if (frame.timestamp_ns >= interval_end_ns_ && interval_end_ns_ != last_boundary) {
-                close_interval(frame.timestamp_ns);
-            }
-        }
-        note_time(frame.timestamp_ns);
-        ++interval_.frames;
-        if (source < interval_.source_frames.size()) ++interval_.source_frames[source];
-        capture::DecodedPacket decoded;
-        const capture::SkipReason reason =
-            capture::decode_frame(link_type, frame.data, frame.captured_length, decoded, limits_);
-        if (reason != capture::SkipReason::none) {
-            ++interval_.skipped[static_cast<std::size_t>(reason)];
-            return;
-        }
-        // Built in place: a temporary record would be stored in pieces and
-        // copied with wider loads, which stall (store forwarding fails).
-        core::PacketRecord& record = batch_.emplace_back();
-        record.key = decoded.key;
-        record.timestamp_ns = frame.timestamp_ns;
-        record.wire_length = frame.wire_length;
-        record.tcp_flags = decoded.tcp_flags;
-        if (batch_.size() == batch_limit_) flush_batch();
+        if (!deferred_.empty()) flush_batch();  // frames handed over earlier go first
+        account(frame, source);
+        decode(frame, link_type);
     }
 
     /// on_frame for each frame in order (a file's batch: one link type, source 0).
-    void on_frames(std::span<const capture::Frame> frames, int link_type) {
-        for (const capture::Frame& frame : frames) on_frame(frame, link_type);
+    /// `storage` (PcapFileSource::frame_storage) keeps the frames' bytes where
+    /// they are: with it, `--threads 2` may leave their decoding to the worker.
+    void on_frames(std::span<const capture::Frame> frames, int link_type,
+                   const std::shared_ptr<const void>& storage = nullptr) {
+        if (worker_ && storage) {
+            hand_over(frames, link_type, storage);
+            return;
+        }
+        if (!deferred_.empty()) flush_batch();  // once, not per frame
+        for (const capture::Frame& frame : frames) {
+            account(frame, 0);
+            decode(frame, link_type);
+        }
     }
 
     /// Records that an input was cut short or damaged; shown in the next reports.
@@ -113,6 +102,34 @@ private:
         void reset() noexcept;
     };
 
+    // Blocks of frame storage one handed-over batch may hold (a batch is cut
+    // at the third): bounds the read blocks the ring keeps alive.
+    static constexpr std::size_t max_storage_per_batch = 2;
+
+    // What every frame counts for, decoded or not: the interval it falls in
+    // (closing the last one when it has passed) and the frame counters.
+    void account(const capture::Frame& frame, std::size_t source) {
+        if (interval_ns_ > 0 && config_.packet_time_intervals) {
+            if (!started_) {
+                begin_at(frame.timestamp_ns);
+            } else if (frame.timestamp_ns >= interval_end_ns_ && interval_end_ns_ != last_boundary) {
+                close_interval(frame.timestamp_ns);
+            }
+        }
+        note_time(frame.timestamp_ns);
+        ++interval_.frames;
+        if (source < interval_.source_frames.size()) ++interval_.source_frames[source];
+    }
+    void decode(const capture::Frame& frame, int link_type) {
+        const capture::SkipReason reason = decode_into(batch_, link_type, frame, limits_);
+        if (reason != capture::SkipReason::none) {
+            ++interval_.skipped[static_cast<std::size_t>(reason)];
+            return;
+        }
+        if (batch_.size() == batch_limit_) flush_batch();
+    }
+    void hand_over(std::span<const capture::Frame> frames, int link_type,
+                   const std::shared_ptr<const void>& storage);
     void begin_at(std::int64_t timestamp_ns) noexcept;
     void note_time(std::int64_t timestamp_ns) noexcept {
         if (!seen_any_) {
@@ -136,6 +153,12 @@ private:
     capture::DecodeLimits limits_;
     std::vector<core::PacketRecord> batch_;
     std::size_t batch_limit_ = batch_capacity;
+    // --threads 2: frames for the worker to decode, and what keeps their
+    // bytes. A batch is filled either here or in batch_, never both.
+    std::vector<capture::Frame> deferred_;
+    std::vector<std::shared_ptr<const void>> deferred_storage_;
+    int deferred_link_ = 0;
+    bool defer_ = false;  // who decodes the batch being filled (chosen when it starts)
     std::unique_ptr<MeasurementWorker> worker_;  // --threads 2; declared after measurement_
     std::int64_t interval_ns_;
     bool started_ = false;

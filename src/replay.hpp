@@ -29,6 +29,10 @@ public:
     /// frames.size(), which must not be 0; see PcapFileSource::next_batch);
     /// 0 at the end of the last file.
     std::size_t next_batch(std::span<capture::Frame> frames, int& link_type);
+    /// What keeps the bytes of the last frames read (PcapFileSource::frame_storage).
+    std::shared_ptr<const void> frame_storage() const {
+        return current_ < sources_.size() ? sources_[current_]->frame_storage() : nullptr;
+    }
 
 private:
     std::vector<std::unique_ptr<capture::PcapFileSource>>& sources_;

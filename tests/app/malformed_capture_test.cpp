@@ -430,6 +430,42 @@ TEST(MalformedCapture, EachUndecodableFrameIsCountedUnderItsReason) {
     }
 }
 
+// With --threads 2 the worker may decode the frames: what it skips must count
+// in the interval the frame fell in, as with one thread (the same bytes).
+TEST(MalformedCapture, UndecodableFramesCountInTheirIntervalWithEitherThreadCount) {
+    const std::vector<FrameCase> cases = frame_cases();
+    PcapWriter pcap;
+    std::uint64_t bad = 0;
+    for (std::uint32_t second = 0; second < 4; ++second) {
+        // Enough frames for several of the worker's batches per interval, and a
+        // malformed frame of another kind every 7th.
+        for (std::uint32_t i = 0; i < 6000; ++i) {
+            const std::uint32_t us = i * 150;
+            if (i % 7 == 3) {
+                const FrameCase& c = cases[(second * 6000 + i) % cases.size()];
+                pcap.record(1'700'000'000 + second, us, c.frame);
+                bad += c.reason != nullptr ? 1 : 0;
+            } else {
+                pcap.record(1'700'000'000 + second, us,
+                            ethernet(ethertype_ipv4, ipv4(17, udp(static_cast<std::uint16_t>(i % 300), 53))));
+            }
+        }
+    }
+    const Outcome one = replay("intervals-threads1.pcap", pcap.bytes(), "--interval 1 --threads 1");
+    const Outcome two = replay("intervals-threads2.pcap", pcap.bytes(), "--interval 1 --threads 2");
+    expect_clean(one, 24000);
+    ASSERT_EQ(one.reports.size(), 5u) << "four intervals and the final report";
+    std::uint64_t skipped = 0;
+    for (std::size_t r = 0; r < 4; ++r) {
+        for (const auto& [reason, count] : one.reports[r].at("skipped").items()) {
+            skipped += count.get<std::uint64_t>();
+        }
+    }
+    EXPECT_EQ(skipped, bad);
+    EXPECT_GT(bad, 2500u);
+    EXPECT_EQ(one.run.out, two.run.out);
+}
+
 // ------------------------------------------------------------------ outputs that fail
 
 int run_to_shell_target(const std::string& args, const std::string& stdout_target,

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <random>
 #include <utility>
+#include <vector>
 
 #include "src/measurement_worker.hpp"
+#include "tests/support/capture_builder.hpp"
 #include "tests/support/measurement_support.hpp"
 
 namespace flowsketch::app {
@@ -59,6 +62,91 @@ TEST(MeasurementWorker, HashedAndUnhashedBatchesMeasureAsOneThread) {
     EXPECT_GT(a.flows.ended, 0u);
     ASSERT_FALSE(a.top_packets.empty());
     EXPECT_GT(a.top_packets.front().estimate, 1000u) << "a heavy head";
+}
+
+// Frames handed over undecoded: the worker decodes them (counting the ones it
+// skips, by reason) and the measurement is again that of one thread.
+TEST(MeasurementWorker, FramesItDecodesMeasureAsOneThread) {
+    namespace build = flowsketch::testing;
+    const auto stream = build::skewed_stream(60'000, 2000, 9);
+    // The stream as Ethernet frames, with a malformed frame after every 40th.
+    auto arena = std::make_shared<std::vector<std::uint8_t>>();
+    std::vector<std::pair<std::size_t, std::size_t>> spans;  // offset, length in the arena
+    std::vector<std::int64_t> times;
+    std::vector<std::uint32_t> wire;
+    for (std::size_t i = 0; i < stream.size(); ++i) {
+        const core::PacketRecord& p = stream[i];
+        build::Ipv4Fields ip;  // the addresses of the record's key (flow_key), in network order
+        ip.src = static_cast<std::uint32_t>(p.key.src[0]) << 24 | p.key.src[1] << 16 |
+                 p.key.src[2] << 8 | p.key.src[3];
+        ip.dst = 0xc0a80001u;
+        std::vector<build::Bytes> frames{
+            build::ethernet(build::ethertype_ipv4, build::ipv4(6, build::tcp(4000, 443, 5, p.tcp_flags), ip))};
+        if (i % 40 == 39) {
+            frames.push_back(i % 80 == 39 ? build::truncated(frames[0], 20)  // inside the IPv4 header
+                                          : build::ethernet(build::ethertype_arp, build::Bytes(28, 0)));
+        }
+        for (const build::Bytes& f : frames) {
+            spans.emplace_back(arena->size(), f.size());
+            arena->insert(arena->end(), f.begin(), f.end());
+            times.push_back(p.timestamp_ns);
+            wire.push_back(p.wire_length);
+        }
+    }
+    std::vector<capture::Frame> frames;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        frames.push_back(capture::Frame{times[i], static_cast<std::uint32_t>(spans[i].second), wire[i],
+                                        arena->data() + spans[i].first});
+    }
+
+    FlowMeasurement one(config());
+    FlowMeasurement two(config());
+    {
+        std::vector<core::PacketRecord> records;
+        for (const capture::Frame& f : frames) decode_into(records, capture::link_type::ethernet, f, {});
+        ASSERT_EQ(records.size(), stream.size()) << "the malformed frames are skipped";
+        for (std::size_t i = 0; i < records.size(); ++i) ASSERT_EQ(records[i].key, stream[i].key) << i;
+        one.add_batch(records);
+    }
+    SkipCounts expected{};
+    SkipCounts skipped{};
+    {
+        MeasurementWorker worker(two);
+        std::mt19937_64 rng(10);
+        std::size_t at = 0;
+        for (std::size_t batch_index = 0; at < frames.size(); ++batch_index) {
+            const std::size_t n = std::min<std::size_t>(frames.size() - at, 1 + rng() % 2000);
+            MeasurementWorker::Batch batch = worker.take_spare();
+            if (batch_index % 3 != 2) {  // two of three batches go over undecoded
+                batch.frames.assign(frames.begin() + static_cast<std::ptrdiff_t>(at),
+                                    frames.begin() + static_cast<std::ptrdiff_t>(at + n));
+                batch.storage.push_back(arena);
+                batch.link_type = capture::link_type::ethernet;
+                for (std::size_t i = at; i < at + n; ++i) {
+                    std::vector<core::PacketRecord> scratch;
+                    const auto reason = decode_into(scratch, capture::link_type::ethernet, frames[i], {});
+                    if (reason != capture::SkipReason::none) ++expected[static_cast<std::size_t>(reason)];
+                }
+            } else {
+                for (std::size_t i = at; i < at + n; ++i) {
+                    decode_into(batch.packets, capture::link_type::ethernet, frames[i], {});
+                }
+            }
+            worker.submit(std::move(batch));
+            at += n;
+        }
+        worker.drain();
+        worker.take_skipped(skipped);
+        EXPECT_EQ(arena.use_count(), 1) << "the worker lets go of the frames' storage once decoded";
+        SkipCounts again{};
+        worker.take_skipped(again);
+        EXPECT_EQ(again, SkipCounts{}) << "taken counts start over";
+    }
+    EXPECT_EQ(skipped, expected);
+    EXPECT_GT(expected[static_cast<std::size_t>(capture::SkipReason::non_ip)], 100u);
+    EXPECT_GT(expected[static_cast<std::size_t>(capture::SkipReason::truncated_ip)], 100u);
+    flowsketch::testing::expect_same_window(one.total_summary(), two.total_summary());
+    EXPECT_GT(one.total_summary().flows.expired, 0.0) << "generations turned";
 }
 
 }  // namespace
