@@ -77,8 +77,8 @@ TEST(MeasurementWorker, FramesItDecodesMeasureAsOneThread) {
     for (std::size_t i = 0; i < stream.size(); ++i) {
         const core::PacketRecord& p = stream[i];
         build::Ipv4Fields ip;  // the addresses of the record's key (flow_key), in network order
-        ip.src = static_cast<std::uint32_t>(p.key.src[0]) << 24 | p.key.src[1] << 16 |
-                 p.key.src[2] << 8 | p.key.src[3];
+        ip.src = 0;
+        for (std::size_t b = 0; b < 4; ++b) ip.src = ip.src << 8 | std::uint32_t{p.key.src[b]};
         ip.dst = 0xc0a80001u;
         std::vector<build::Bytes> frames{
             build::ethernet(build::ethertype_ipv4, build::ipv4(6, build::tcp(4000, 443, 5, p.tcp_flags), ip))};
