@@ -3,7 +3,6 @@
 #include <pcap/pcap.h>
 #include <sys/types.h>
 
-#include <atomic>
 #include <cassert>
 #include <cerrno>
 #include <cstring>
@@ -199,10 +198,7 @@ constexpr std::size_t block_capacity = block_bytes + max_record_length + record_
 // every byte the walk reads.
 PcapFileSource::Block PcapFileSource::next_free_block() {
     for (Block& spare : spares_) {
-        // Only the spares list owns it: the holder's release (acq_rel) came
-        // before, and the fence orders its reads of the bytes before our writes.
-        if (spare.use_count() == 1) {
-            std::atomic_thread_fence(std::memory_order_acquire);
+        if (spare.use_count() == 1) {  // only the spares list owns it
             Block free = std::move(spare);
             spare = std::move(spares_.back());
             spares_.pop_back();

@@ -103,7 +103,10 @@ public:
     /// for a caller that hands frames to another thread: while it holds a
     /// copy, the source reads on into another block and leaves these bytes as
     /// they are. Null when frames are libpcap's (pcapng, stdin, ...): those the
-    /// next read overwrites, whatever the caller holds.
+    /// next read overwrites, whatever the caller holds. The source tells a
+    /// held block by its use count, so copies must be let go on the thread that
+    /// reads, after whatever read the bytes is ordered before (the pipeline
+    /// does it once the worker's progress counter says the batch is done).
     std::shared_ptr<const void> frame_storage() const noexcept {
         return in_place_ ? std::shared_ptr<const void>(block_) : nullptr;
     }

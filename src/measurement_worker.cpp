@@ -47,6 +47,7 @@ MeasurementWorker::Batch MeasurementWorker::take_spare() { return std::exchange(
 void MeasurementWorker::submit(Batch batch) {
     const std::uint32_t n = submitted_.load(std::memory_order_relaxed);
     wait_for(added_, [&] { return n - added_.load(std::memory_order_acquire) < ring_size; });
+    release_storage();
     // The slot's previous batch has been added and cleared: its buffers are the next spare.
     Batch& slot = ring_[n % ring_size];
     spare_ = std::exchange(slot, std::move(batch));
@@ -57,6 +58,17 @@ void MeasurementWorker::submit(Batch batch) {
 void MeasurementWorker::drain() {
     const std::uint32_t n = submitted_.load(std::memory_order_relaxed);
     wait_for(added_, [&] { return added_.load(std::memory_order_acquire) == n; });
+    release_storage();
+}
+
+// The submitter lets go of the frame storage of every batch the worker has
+// added: on its own thread, after the acquire of `added_` that orders the
+// worker's reads of those bytes before, so the reader that owns the blocks may
+// read into them again (PcapFileSource::frame_storage). The worker does not
+// touch a slot again until the submitter fills it anew.
+void MeasurementWorker::release_storage() noexcept {
+    const std::uint32_t added = added_.load(std::memory_order_acquire);
+    for (; released_ != added; ++released_) ring_[released_ % ring_size].storage.clear();
 }
 
 void MeasurementWorker::take_skipped(SkipCounts& counts) noexcept {
@@ -75,8 +87,7 @@ void MeasurementWorker::run() {
                     decode_into(batch.packets, batch.link_type, frame, limits_);
                 if (reason != capture::SkipReason::none) ++skipped_[static_cast<std::size_t>(reason)];
             }
-            batch.frames.clear();
-            batch.storage.clear();  // the reader may read into these blocks again
+            batch.frames.clear();  // the submitter lets go of batch.storage (release_storage)
         }
         if (batch.hashed) {
             measurement_.add_prepared(batch.packets, batch.prepared);

@@ -69,7 +69,8 @@ public:
         bool hashed = false;  // false: the worker hashes the keys itself
         /// Frames for the worker to decode (link type `link_type`) into
         /// `packets`, which is then empty; their bytes stay alive in `storage`
-        /// until it has. Such a batch is never `hashed`.
+        /// until it has (the submitting thread lets go of it, not the worker).
+        /// Such a batch is never `hashed`.
         std::vector<capture::Frame> frames;
         std::vector<std::shared_ptr<const void>> storage;
         int link_type = 0;
@@ -93,6 +94,7 @@ public:
 
 private:
     void run();
+    void release_storage() noexcept;
 
     static constexpr std::uint32_t ring_size = 8;
     // Batches queued (the one being added included) from which the worker counts as behind.
@@ -107,6 +109,7 @@ private:
     alignas(64) std::atomic<std::uint32_t> added_{0};
     std::atomic<bool> stopping_{false};  // set by the destructor once drained
     Batch spare_;  // the submitting thread's next buffers
+    std::uint32_t released_ = 0;  // batches whose storage the submitter let go of
     std::thread thread_;
 };
 
