@@ -18,7 +18,7 @@
 #         comparison (flowsketch's memory must not depend on the flows)
 #   a-whole, b-whole  a and b with every frame captured whole (--snaplen 65535,
 #         as `tcpdump -s 0` writes them) instead of gen's default 128 bytes:
-#         3.7 and 2.1 GB. Not measured unless named in TRACES. The issue's
+#         3.7 and 2.2 GB. Not measured unless named in TRACES. The issue's
 #         target is on a and b; these show how the ratios move when libpcap
 #         has whole frames to copy, as in most captures taken in the field
 # The gen command of each trace is kept next to it (TRACE.cmd); a trace whose

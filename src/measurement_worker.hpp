@@ -1,5 +1,5 @@
 // `--threads 2`: the sketches are updated on a thread of their own while the
-// calling thread reads and decodes. Batches pass through a short ring in
+// calling thread reads. Batches pass through a short ring in
 // order, so the measurement sees exactly the packet sequence a single thread
 // would: the reports are identical.
 //
@@ -86,7 +86,7 @@ public:
     /// call to `counts`, and starts over. Only between drain() and submit().
     void take_skipped(SkipCounts& counts) noexcept;
     /// True when batches wait in the ring: the worker is the slower side, so
-    /// the submitter should hash the next batch itself.
+    /// the submitter should decode and hash the next batch itself.
     bool behind() const noexcept {
         return submitted_.load(std::memory_order_relaxed) -
                    added_.load(std::memory_order_relaxed) >= behind_batches;
