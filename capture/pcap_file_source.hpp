@@ -2,13 +2,14 @@
 // nanosecond) and pcapng, recognised by content, not by name.
 //
 // libpcap opens every file (it validates the header and maps the link type).
-// Classic pcap records are then walked in place: the file is read in large
-// blocks and each frame points into the block, where pcap_next_ex would copy
-// every record into a buffer of its own; BPF filters run with
-// pcap_offline_filter. The in-place walk follows libpcap's record rules to the
-// byte (same frames, lengths, timestamps, errors and messages; a differential
-// test and the capture fuzz target hold it to that). pcapng, old pcap
-// versions and stdin stay entirely with libpcap.
+// Classic pcap records and pcapng blocks are then walked in place: the file is
+// read in large blocks and each frame points into the block, where
+// pcap_next_ex would copy every record into a buffer of its own; BPF filters
+// run with pcap_offline_filter. The in-place walk follows libpcap's rules to
+// the byte (same frames, lengths, timestamps, errors and messages; a
+// differential test and the capture fuzz target hold it to that). Old pcap
+// versions, stdin and the few files libpcap rewrites frames of (byte-swapped
+// Linux cooked captures) stay entirely with libpcap.
 #pragma once
 
 #include <cstdint>
@@ -59,9 +60,9 @@ enum class ReadStatus {
     damaged,      // the file is cut short or corrupt: damage_message() says how
 };
 
-/// Who walks the records of a classic pcap file.
+/// Who walks the records of a capture file.
 enum class RecordReader {
-    automatic,  // in place when the file allows it (classic pcap 2.4, a decoded link type)
+    automatic,  // in place when the file allows it (classic pcap 2.4 or pcapng, a decoded link type)
     libpcap,    // pcap_next_ex for every record (the reference the in-place walk must match)
 };
 
@@ -102,7 +103,7 @@ public:
     /// The storage the frames of the last next() or next_batch() point into,
     /// for a caller that hands frames to another thread: while it holds a
     /// copy, the source reads on into another block and leaves these bytes as
-    /// they are. Null when frames are libpcap's (pcapng, stdin, ...): those the
+    /// they are. Null when frames are libpcap's (stdin, ...): those the
     /// next read overwrites, whatever the caller holds. The source tells a
     /// held block by its use count, so copies must be let go on the thread that
     /// reads, after whatever read the bytes is ordered before (the pipeline
@@ -114,9 +115,21 @@ public:
 private:
     void apply_filter(const std::string& filter, RecordReader reader);
     void choose_reader(RecordReader reader);
+    bool start_pcapng_walk(std::FILE* stream, std::int64_t opened_at);
     ReadStatus next_in_place(Frame& frame);
+    ReadStatus next_pcapng(Frame& frame);
+    std::size_t next_pcapng_batch(std::span<Frame> frames);
     struct RecordHeader;
     RecordHeader read_record_header(const std::uint8_t* p) const noexcept;
+    // How libpcap turns an interface's timestamps into seconds and nanoseconds.
+    struct PcapngInterface {
+        std::uint64_t units_per_second = 1'000'000;  // if_tsresol
+        std::uint64_t offset_seconds = 0;            // if_tsoffset
+        bool binary = false;                         // if_tsresol a power of 2
+    };
+    RecordHeader pcapng_record_header(const PcapngInterface& interface, std::uint64_t time,
+                                      std::uint32_t caplen, std::uint32_t len) const noexcept;
+    std::string add_pcapng_interface(const std::uint8_t* options, std::size_t length);
     bool to_frame(const RecordHeader& header, const std::uint8_t* data, Frame& frame) const;
     bool fill(std::size_t needed);
     ReadStatus damaged(std::string message);
@@ -127,12 +140,16 @@ private:
     int link_type_ = 0;
     std::string damage_;
 
-    // In-place walk of classic pcap records.
+    // In-place walk of classic pcap records or pcapng blocks.
     bool in_place_ = false;
-    std::FILE* stream_ = nullptr;  // libpcap's stream, positioned after the file header
-    bool swapped_ = false;         // file written in the other byte order
-    bool microseconds_ = false;    // µs timestamps (scaled to ns, as libpcap does)
+    bool pcapng_ = false;
+    std::FILE* stream_ = nullptr;  // libpcap's stream, positioned after what it read at open
+    bool swapped_ = false;         // file (pcapng: section) written in the other byte order
+    bool microseconds_ = false;    // classic µs timestamps (scaled to ns, as libpcap does)
     std::uint32_t snapshot_ = 0;   // libpcap's adjusted snapshot length
+    // pcapng: the interfaces of the current section, as libpcap keeps them
+    // (the first one's read at open, again, since libpcap keeps its own private).
+    std::vector<PcapngInterface> interfaces_;
     struct ProgramDeleter {
         void operator()(bpf_program* program) const noexcept;
     };
@@ -142,7 +159,8 @@ private:
     using Block = std::shared_ptr<std::uint8_t[]>;
     Block next_free_block();
     Block block_;
-    std::vector<Block> spares_;
+    std::size_t capacity_ = 0;  // of block_: the usual size, or more for a larger pcapng block
+    std::vector<Block> spares_;  // all of the usual size
     std::size_t begin_ = 0;  // first unread byte in block_
     std::size_t end_ = 0;    // one past the last byte read into block_
     bool at_eof_ = false;

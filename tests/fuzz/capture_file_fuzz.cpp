@@ -9,7 +9,7 @@
 //   every report: packets + skipped = frames, top lists no longer than top_k, lower ≤ estimate;
 //   interval reports: end − start is the interval;
 //   final report: frames = frames read, and equal to the sum over interval reports.
-// When the file is walked in place (classic pcap), a second reader over the same bytes uses
+// When the file is walked in place (classic pcap, pcapng), a second reader over the same bytes uses
 // libpcap's pcap_next_ex, and every frame, the end and the damage message must be identical.
 #include <cstddef>
 #include <cstdint>
