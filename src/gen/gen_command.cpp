@@ -83,6 +83,7 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
     // Options bind into a config that must outlive parsing: the callback shares it.
     auto config = std::make_shared<gen::GenConfig>();
     auto sizes_text = std::make_shared<std::string>(gen::format_size_mix(config->sizes));
+    auto format_text = std::make_shared<std::string>("pcap");
     CLI::App* cmd =
         app.add_subcommand("gen", "Write synthetic traffic (pcap) with exact per-flow truth (TSV)");
 
@@ -132,6 +133,11 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
     cmd->add_option("--snaplen", config->snaplen, "Bytes captured per packet")
         ->check(unsigned_integer())
         ->check(CLI::Range(std::uint32_t{1}, gen::max_snaplen))
+        ->capture_default_str();
+    cmd->add_option("--format", *format_text,
+                    "Capture file format: pcap (classic, microseconds) or pcapng (one interface, "
+                    "enhanced packet blocks, as Wireshark writes)")
+        ->check(CLI::IsMember({"pcap", "pcapng"}))
         ->capture_default_str();
     cmd->add_option("--start", config->start, "UNIX time of the first packet (seconds)")
         ->check(unsigned_integer())
@@ -216,7 +222,7 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
         "longer than gap_min_ns (- if none). For an idle timeout T >= gap_min_ns a flow is "
         "active at t iff it has a packet p with p <= t <= p + T. See docs/gen.md.");
 
-    cmd->callback([config, sizes_text, life_options, fin_option, rst_option, &runner] {
+    cmd->callback([config, sizes_text, format_text, life_options, fin_option, rst_option, &runner] {
         for (const CLI::Option* option : life_options) {
             if (option->count() > 0) config->life.enabled = true;
         }
@@ -247,6 +253,7 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
             }
         }
         config->sizes = gen::parse_size_mix(*sizes_text);  // validated above
+        config->pcapng = *format_text == "pcapng";
         if (config->truth_path.empty()) config->truth_path = config->out_path + ".truth.tsv";
         if (config->truth_path == config->out_path) {
             throw CLI::ValidationError("--truth", "must name a different file than --out");

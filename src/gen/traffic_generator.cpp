@@ -743,8 +743,27 @@ void BufferedFile::close() {
     }
 }
 
-PcapWriter::PcapWriter(std::string path, std::uint32_t snaplen, std::uint32_t linktype)
-    : file_(std::move(path)) {
+PcapWriter::PcapWriter(std::string path, std::uint32_t snaplen, std::uint32_t linktype, bool pcapng)
+    : file_(std::move(path)), pcapng_(pcapng) {
+    if (pcapng_) {
+        std::uint8_t* h = file_.append(28 + 20);
+        put32_le(h, 0x0a0d0d0a);  // section header block
+        put32_le(h + 4, 28);
+        put32_le(h + 8, 0x1a2b3c4d);  // byte-order magic
+        put16_le(h + 12, 1);          // version 1.0
+        put16_le(h + 14, 0);
+        put32_le(h + 16, 0xffffffff);  // section length: not given
+        put32_le(h + 20, 0xffffffff);
+        put32_le(h + 24, 28);
+        std::uint8_t* i = h + 28;  // interface description block, no options: microseconds
+        put32_le(i, 1);
+        put32_le(i + 4, 20);
+        put16_le(i + 8, static_cast<std::uint16_t>(linktype));
+        put16_le(i + 10, 0);
+        put32_le(i + 12, snaplen);
+        put32_le(i + 16, 20);
+        return;
+    }
     std::uint8_t* h = file_.append(24);
     put32_le(h, 0xa1b2c3d4);  // microsecond timestamps
     put16_le(h + 4, 2);       // version 2.4
@@ -757,6 +776,22 @@ PcapWriter::PcapWriter(std::string path, std::uint32_t snaplen, std::uint32_t li
 
 std::uint8_t* PcapWriter::begin_record(std::uint32_t ts_sec, std::uint32_t ts_usec,
                                        std::uint32_t captured, std::uint32_t wire) {
+    if (pcapng_) {  // enhanced packet block: header, data padded to 4 bytes, trailing length
+        const std::uint32_t padded = (captured + 3) & ~std::uint32_t{3};
+        const std::uint32_t length = 32 + padded;
+        std::uint8_t* b = file_.append(length);
+        const std::uint64_t time = std::uint64_t{ts_sec} * 1'000'000 + ts_usec;  // µs
+        put32_le(b, 6);
+        put32_le(b + 4, length);
+        put32_le(b + 8, 0);  // interface 0
+        put32_le(b + 12, static_cast<std::uint32_t>(time >> 32));
+        put32_le(b + 16, static_cast<std::uint32_t>(time));
+        put32_le(b + 20, captured);
+        put32_le(b + 24, wire);
+        std::memset(b + 28 + captured, 0, padded - captured);
+        put32_le(b + 28 + padded, length);
+        return b + 28;
+    }
     std::uint8_t* r = file_.append(16 + std::size_t{captured});
     put32_le(r, ts_sec);
     put32_le(r + 4, ts_usec);
@@ -768,9 +803,10 @@ std::uint8_t* PcapWriter::begin_record(std::uint32_t ts_sec, std::uint32_t ts_us
 // ---------------------------------------------------------------------------- generate
 
 std::string canonical_command(const GenConfig& c) {
-    // Only a flood adds words, so the command of a run without one is unchanged.
-    const std::string flood =
-        c.syn_flood > 0 ? fmt::format(" --syn-flood {}", c.syn_flood) : std::string{};
+    // Only a flood or pcapng adds words, so the command of a run without them is unchanged.
+    const std::string extra =
+        (c.syn_flood > 0 ? fmt::format(" --syn-flood {}", c.syn_flood) : std::string{}) +
+        (c.pcapng ? " --format pcapng" : "");
     if (c.life.enabled) {
         // --rate only sets the default --flow-rate, which is written resolved instead.
         const LifetimeConfig life = resolved_lifetimes(c);
@@ -782,13 +818,13 @@ std::string canonical_command(const GenConfig& c) {
             c.packets, c.flows, c.zipf, format_size_mix(c.sizes), life.flow_rate,
             life.duration_mean, life.idle_gap_fraction, life.idle_gap, life.fin_fraction,
             life.rst_fraction, life.gap_min, c.ipv6_fraction, c.vlan_fraction, c.tcp_fraction,
-            c.snaplen, c.start, c.seed, flood);
+            c.snaplen, c.start, c.seed, extra);
     }
     return fmt::format(
         "flowsketch gen --packets {} --flows {} --zipf {} --sizes {} --rate {} --ipv6 {} "
         "--vlan {} --tcp {} --snaplen {} --start {} --seed {}{}",
         c.packets, c.flows, c.zipf, format_size_mix(c.sizes), c.rate, c.ipv6_fraction,
-        c.vlan_fraction, c.tcp_fraction, c.snaplen, c.start, c.seed, flood);
+        c.vlan_fraction, c.tcp_fraction, c.snaplen, c.start, c.seed, extra);
 }
 
 bool truth_order(const Flow& a, const Flow& b) noexcept {
@@ -1088,7 +1124,7 @@ GenSummary generate_lifetimes(const GenConfig& config) {
             fmt::format("--lifetimes allows at most {} packets", max_lifetime_packets));
     }
     std::vector<Flow> flows = make_flows(config);
-    PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet);
+    PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet, config.pcapng);
     BufferedFile truth(config.truth_path);
     // The flood spans the background, whose end is known only by scheduling it:
     // a dry run of the same scheduler (same seed, same draws) finds it.
@@ -1126,7 +1162,7 @@ GenSummary generate(const GenConfig& config) {
     std::vector<Flow> flows = make_flows(config);
     PacketScheduler scheduler(config);
     // Both files are created first, so a bad path fails before the long loop.
-    PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet);
+    PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet, config.pcapng);
     BufferedFile truth(config.truth_path);
     FloodEmitter flood(config, config.syn_flood > 0 ? stationary_last_time_us(config) : 0);
 

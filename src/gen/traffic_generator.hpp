@@ -96,6 +96,7 @@ struct GenConfig {
     double vlan_fraction = 0;
     double tcp_fraction = 0.8;
     std::uint32_t snaplen = 128;
+    bool pcapng = false;                  // `--format pcapng`: the capture as pcapng, not classic pcap
     std::uint64_t start = 1'700'000'000;  // UNIX seconds of the first packet
     std::uint64_t seed = 1;
     LifetimeConfig life;
@@ -348,11 +349,13 @@ class BufferedFile {
     std::size_t used_ = 0;
 };
 
-/// Classic pcap (microsecond timestamps), written little-endian on every host.
+/// Classic pcap (microsecond timestamps), or pcapng (one section, one
+/// interface with the default microsecond units, an enhanced packet block per
+/// packet, as Wireshark's dumpcap writes them), little-endian on every host.
 class PcapWriter {
   public:
     static constexpr std::uint32_t linktype_ethernet = 1;
-    PcapWriter(std::string path, std::uint32_t snaplen, std::uint32_t linktype);
+    PcapWriter(std::string path, std::uint32_t snaplen, std::uint32_t linktype, bool pcapng = false);
     /// Appends a record header and returns space for its `captured` bytes.
     std::uint8_t* begin_record(std::uint32_t ts_sec, std::uint32_t ts_usec, std::uint32_t captured,
                                std::uint32_t wire);
@@ -360,6 +363,7 @@ class PcapWriter {
 
   private:
     BufferedFile file_;
+    bool pcapng_;
 };
 
 struct GenSummary {

@@ -412,6 +412,66 @@ TEST(Gen, TruthCommandReproducesTheRun) {
     EXPECT_EQ(read_bytes(out + ".truth.tsv"), read_bytes(tmp_path("repro2.pcap.truth.tsv")));
 }
 
+// --format pcapng: the same packets (libpcap reads both files to the same
+// frames, times and lengths), the same truth but for its command line, which
+// reproduces the pcapng file.
+TEST(Gen, PcapngHoldsTheSamePacketsAsPcap) {
+    const std::vector<std::string> common = {"--packets", "5000", "--flows", "300", "--ipv6", "0.5",
+                                             "--vlan", "0.3", "--snaplen", "90", "--seed", "5",
+                                             "--syn-flood", "200"};
+    auto classic = common;
+    classic.insert(classic.end(), {"--out", tmp_path("fmt.pcap")});
+    auto ng = common;
+    ng.insert(ng.end(), {"--format", "pcapng", "--out", tmp_path("fmt.pcapng")});
+    ASSERT_EQ(run_gen(classic), 0);
+    ASSERT_EQ(run_gen(ng), 0);
+    const std::string ng_bytes = read_bytes(tmp_path("fmt.pcapng"));
+    ASSERT_GE(ng_bytes.size(), 4u);
+    EXPECT_EQ(ng_bytes.substr(0, 4), std::string("\x0a\x0d\x0d\x0a", 4)) << "a section header block";
+
+    using flowsketch::capture::Frame;
+    using flowsketch::capture::PcapFileSource;
+    using flowsketch::capture::ReadStatus;
+    using flowsketch::capture::RecordReader;
+    PcapFileSource a(tmp_path("fmt.pcap"), "", RecordReader::libpcap);
+    PcapFileSource b(tmp_path("fmt.pcapng"), "", RecordReader::libpcap);
+    EXPECT_EQ(a.link_type(), b.link_type());
+    std::uint64_t frames = 0;
+    for (;;) {
+        Frame fa, fb;
+        const ReadStatus sa = a.next(fa);
+        ASSERT_EQ(sa, b.next(fb)) << "frame " << frames << ": " << b.damage_message();
+        if (sa != ReadStatus::frame) break;
+        ASSERT_EQ(fa.timestamp_ns, fb.timestamp_ns) << "frame " << frames;
+        ASSERT_EQ(fa.captured_length, fb.captured_length) << "frame " << frames;
+        ASSERT_EQ(fa.wire_length, fb.wire_length) << "frame " << frames;
+        ASSERT_EQ(std::string(reinterpret_cast<const char*>(fa.data), fa.captured_length),
+                  std::string(reinterpret_cast<const char*>(fb.data), fb.captured_length))
+            << "frame " << frames;
+        ++frames;
+    }
+    EXPECT_EQ(frames, 5200u);
+
+    // The truth differs only in its command line, which ends with the format and reproduces it.
+    auto without_command = [](std::string text) {
+        const auto at = text.find("# command ");
+        if (at != std::string::npos) text.erase(at, text.find('\n', at) - at);
+        return text;
+    };
+    EXPECT_EQ(without_command(read_bytes(tmp_path("fmt.pcap.truth.tsv"))),
+              without_command(read_bytes(tmp_path("fmt.pcapng.truth.tsv"))));
+    const Truth tb = read_truth(tmp_path("fmt.pcapng.truth.tsv"));
+    const std::string command = tb.comments.at("command");
+    ASSERT_TRUE(command.ends_with(" --format pcapng")) << command;
+    const std::string prefix = "(output paths omitted): flowsketch gen ";
+    std::vector<std::string> args;
+    std::istringstream words(command.substr(prefix.size()));
+    for (std::string w; words >> w;) args.push_back(w);
+    args.insert(args.end(), {"--out", tmp_path("fmt2.pcapng")});
+    ASSERT_EQ(run_gen(args), 0);
+    EXPECT_TRUE(ng_bytes == read_bytes(tmp_path("fmt2.pcapng")));
+}
+
 TEST(Gen, RejectsInvalidOptions) {
     const std::string out = tmp_path("invalid.pcap");
     const std::vector<std::vector<std::string>> bad = {
@@ -440,6 +500,8 @@ TEST(Gen, RejectsInvalidOptions) {
         {"--start", "5000000000"},
         {"--seed", "-1"},
         {"--truth", out},
+        {"--format", "pcapng2"},
+        {"--format", ""},
     };
     for (auto args : bad) {
         if (!args.empty()) args.insert(args.end(), {"--out", out});
