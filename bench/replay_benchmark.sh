@@ -21,16 +21,20 @@
 #         3.7 and 2.2 GB. Not measured unless named in TRACES. The issue's
 #         target is on a and b; these show how the ratios move when libpcap
 #         has whole frames to copy, as in most captures taken in the field
+#   a-ng, b-ng  a and b as pcapng (gen --format pcapng: one interface, an
+#         enhanced packet block per packet, as Wireshark's dumpcap writes),
+#         1.2 and 1.1 GB. Not measured unless named in TRACES. The floor reads
+#         them with libpcap's pcapng reader
 # The gen command of each trace is kept next to it (TRACE.cmd); a trace whose
 # recipe changed (e.g. --syn-flood landed) is generated again.
 #
 # Environment:
 #   SCALE=N     divide every packet and flow count by N; traces get a -sN suffix
 #               (quick smoke run: SCALE=50 bench/replay_benchmark.sh build 1)
-#   A=FILE B=FILE C10K=FILE A_WHOLE=FILE B_WHOLE=FILE
+#   A=FILE B=FILE C10K=FILE A_WHOLE=FILE B_WHOLE=FILE A_NG=FILE B_NG=FILE
 #               use these capture files instead (used as they are if they exist,
 #               otherwise generated there with the recipe above)
-#   TRACES="a b"  which of a, b, a-whole, b-whole to measure (default a b; c10k
+#   TRACES="a b"  which of a, b, a-whole, b-whole, a-ng, b-ng to measure (default a b; c10k
 #               always runs once when b does, for the RSS line)
 #   BASELINE=FILE another flowsketch binary (e.g. the previous release, built
 #               from an older commit) timed in the same alternation, as two more
@@ -75,6 +79,7 @@ has() { grep -q -- "$2" <<<"$1"; }
 if has "$gen_help" '--syn-flood'; then has_syn_flood=1; else has_syn_flood=0; fi
 if has "$main_help" '--threads'; then has_threads=1; else has_threads=0; fi
 if has "$main_help" '--no-flows'; then has_no_flows=1; else has_no_flows=0; fi
+if has "$gen_help" 'pcapng'; then has_pcapng=1; else has_pcapng=0; fi
 
 # ensure_trace PATH GEN-ARGS...: generate PATH unless it exists with the same recipe.
 ensure_trace() {
@@ -96,7 +101,10 @@ trace_b="${B:-out/bench/b$suffix.pcap}"
 trace_c="${C10K:-out/bench/c10k$suffix.pcap}"
 trace_a_whole="${A_WHOLE:-out/bench/a-whole$suffix.pcap}"
 trace_b_whole="${B_WHOLE:-out/bench/b-whole$suffix.pcap}"
+trace_a_ng="${A_NG:-out/bench/a-ng$suffix.pcapng}"
+trace_b_ng="${B_NG:-out/bench/b-ng$suffix.pcapng}"
 whole=(--snaplen 65535)
+ng=(--format pcapng)
 if [ "$has_syn_flood" -eq 1 ]; then
   b_args=(--packets "$(n 5000000)" --flows "$(n 100000)" --syn-flood "$(n 5000000)" --seed 7)
   b_desc="SYN flood: gen ${b_args[*]}"
@@ -121,7 +129,17 @@ for t in $traces; do
        [ "$has_syn_flood" -eq 1 ] || { echo "b-whole needs gen --syn-flood" >&2; exit 2; }
        ensure_trace "$trace_b_whole" "${b_args[@]}" "${whole[@]}"
        path[$t]="$trace_b_whole"; desc[$t]="b, frames whole: gen ${b_args[*]} ${whole[*]}" ;;
-    *) echo "unknown trace '$t' in TRACES (a, b, a-whole, b-whole)" >&2; exit 2 ;;
+    a-ng|b-ng)
+       [ "$has_pcapng" -eq 1 ] || { echo "$t needs gen --format pcapng" >&2; exit 2; }
+       if [ "$t" = a-ng ]; then
+         ensure_trace "$trace_a_ng" --packets "$(n 10000000)" --flows "$(n 100000)" --seed 7 "${ng[@]}"
+         path[$t]="$trace_a_ng"; desc[$t]="a as pcapng: gen --packets $(n 10000000) --flows $(n 100000) --seed 7 ${ng[*]}"
+       else
+         [ "$has_syn_flood" -eq 1 ] || { echo "b-ng needs gen --syn-flood" >&2; exit 2; }
+         ensure_trace "$trace_b_ng" "${b_args[@]}" "${ng[@]}"
+         path[$t]="$trace_b_ng"; desc[$t]="b as pcapng: gen ${b_args[*]} ${ng[*]}"
+       fi ;;
+    *) echo "unknown trace '$t' in TRACES (a, b, a-whole, b-whole, a-ng, b-ng)" >&2; exit 2 ;;
   esac
 done
 
