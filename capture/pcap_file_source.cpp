@@ -345,20 +345,29 @@ ReadStatus PcapFileSource::damaged(std::string message) {
     return ReadStatus::damaged;
 }
 
+ReadStatus PcapFileSource::read_failed() {
+    return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
+}
+
+// fill() could not provide a record's or block's header: the clean end of the
+// file if no byte of it was left, else a read error or a cut (libpcap's
+// message, `pattern` taking the bytes wanted and the bytes there).
+ReadStatus PcapFileSource::header_missing(const char* pattern, std::size_t wanted) {
+    if (read_error_) return read_failed();
+    const std::size_t have = end_ - begin_;
+    if (have == 0) {
+        release_block();
+        return ReadStatus::end_of_file;
+    }
+    return damaged(format(pattern, wanted, have));
+}
+
 ReadStatus PcapFileSource::next_in_place(Frame& frame) {
     if (pcapng_) return next_pcapng(frame);
     for (;;) {
         if (!fill(record_header_bytes)) {
-            const std::size_t have = end_ - begin_;
-            if (read_error_) {
-                return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
-            }
-            if (have == 0) {
-                release_block();
-                return ReadStatus::end_of_file;
-            }
-            return damaged(format("truncated dump file; tried to read %llu header bytes, only got %llu",
-                                  record_header_bytes, have));
+            return header_missing("truncated dump file; tried to read %llu header bytes, only got %llu",
+                                  record_header_bytes);
         }
         const RecordHeader header = read_record_header(block_.get() + begin_);
         begin_ += record_header_bytes;
@@ -378,9 +387,7 @@ ReadStatus PcapFileSource::next_in_place(Frame& frame) {
         }
         if (!fill(header.caplen)) {
             const std::size_t have = end_ - begin_;
-            if (read_error_) {
-                return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
-            }
+            if (read_error_) return read_failed();
             // libpcap first reads min(caplen, snapshot) bytes, then discards the rest.
             const std::uint32_t first = header.caplen > snapshot_ ? snapshot_ : header.caplen;
             return damaged(format("truncated dump file; tried to read %llu captured bytes, only got %llu",
@@ -493,16 +500,8 @@ PcapFileSource::RecordHeader PcapFileSource::pcapng_record_header(
 ReadStatus PcapFileSource::next_pcapng(Frame& frame) {
     for (;;) {
         if (!fill(pcapng_block_header_bytes)) {
-            const std::size_t have = end_ - begin_;
-            if (read_error_) {
-                return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
-            }
-            if (have == 0) {
-                release_block();
-                return ReadStatus::end_of_file;
-            }
-            return damaged(format("truncated pcapng dump file; tried to read %llu bytes, only got %llu",
-                                  pcapng_block_header_bytes, have));
+            return header_missing("truncated pcapng dump file; tried to read %llu bytes, only got %llu",
+                                  pcapng_block_header_bytes);
         }
         const std::uint32_t type = load32(block_.get() + begin_, swapped_);
         const std::uint32_t length = load32(block_.get() + begin_ + 4, swapped_);
@@ -518,9 +517,7 @@ ReadStatus PcapFileSource::next_pcapng(Frame& frame) {
             return damaged(format("pcapng block size %llu > maximum %llu", length, pcapng_max_block_bytes));
         }
         if (!fill(length)) {
-            if (read_error_) {
-                return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
-            }
+            if (read_error_) return read_failed();
             return damaged(format("truncated pcapng dump file; tried to read %llu bytes, only got %llu",
                                   length - pcapng_block_header_bytes,
                                   end_ - begin_ - pcapng_block_header_bytes));

@@ -133,6 +133,8 @@ private:
     bool to_frame(const RecordHeader& header, const std::uint8_t* data, Frame& frame) const;
     bool fill(std::size_t needed);
     ReadStatus damaged(std::string message);
+    ReadStatus read_failed();
+    ReadStatus header_missing(const char* pattern, std::size_t wanted);
     void release_block() noexcept;
 
     std::string path_;

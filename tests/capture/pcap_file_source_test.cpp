@@ -365,6 +365,16 @@ public:
         writer_.section(big_endian_);
         return *this;
     }
+    /// A section header block with this byte-order field and major version.
+    Pcapng& section_header(std::uint32_t byte_order_magic, std::uint16_t major) {
+        ByteSink body = sink();
+        body.u32(byte_order_magic);
+        body.u16(major);
+        body.u16(0);
+        body.u64(0);
+        writer_.block(0x0a0d0d0a, body.bytes());
+        return *this;
+    }
     /// Any block (a name resolution, statistics or custom one: skipped by readers).
     Pcapng& block(std::uint32_t type, Bytes body) {
         writer_.block(type, std::move(body));
@@ -517,33 +527,9 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
              ng.block(3, body.bytes());
          }},
         {"section header too short", [](Pcapng& ng) { ng.block(0x0a0d0d0a, Bytes(8, 0)); }},
-        {"section of the other byte order",
-         [](Pcapng& ng) {
-             ByteSink body = ng.sink();
-             body.u32(0x4d3c2b1a);
-             body.u16(1);
-             body.u16(0);
-             body.u64(0);
-             ng.block(0x0a0d0d0a, body.bytes());
-         }},
-        {"section with a bad magic",
-         [](Pcapng& ng) {
-             ByteSink body = ng.sink();
-             body.u32(0x12345678);
-             body.u16(1);
-             body.u16(0);
-             body.u64(0);
-             ng.block(0x0a0d0d0a, body.bytes());
-         }},
-        {"section version 2",
-         [](Pcapng& ng) {
-             ByteSink body = ng.sink();
-             body.u32(0x1a2b3c4d);
-             body.u16(2);
-             body.u16(0);
-             body.u64(0);
-             ng.block(0x0a0d0d0a, body.bytes());
-         }},
+        {"section of the other byte order", [](Pcapng& ng) { ng.section_header(0x4d3c2b1a, 1); }},
+        {"section with a bad magic", [](Pcapng& ng) { ng.section_header(0x12345678, 1); }},
+        {"section version 2", [](Pcapng& ng) { ng.section_header(0x1a2b3c4d, 2); }},
         {"packet in a new section before its interface",
          [](Pcapng& ng) { ng.section().packet(0, 1, frame_bytes(1)); }},
     };
