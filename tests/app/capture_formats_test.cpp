@@ -5,7 +5,6 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <string>
 
 #include "tests/support/test_support.hpp"
@@ -100,6 +99,18 @@ TEST(CaptureFormats, RecognisedByContentNotByName) {
     expect_same_measurement(replay(pcap), replay(bare));
 }
 
+// The reports without their "memory_bytes" values, which may differ with the
+// thread count. (std::regex would do, but gcc 12 warns inside it at -O1.)
+std::string without_memory_bytes(std::string text) {
+    const std::string field = "\"memory_bytes\":";
+    for (std::size_t at = text.find(field); at != std::string::npos; at = text.find(field, at)) {
+        std::size_t end = at + field.size();
+        while (end < text.size() && text[end] >= '0' && text[end] <= '9') ++end;
+        text.erase(at, end - at);
+    }
+    return text;
+}
+
 // pcapng is walked in place as classic pcap is (and with --threads 2 its frames
 // are decoded on the second thread while the reader reads on): the same
 // packets as pcapng give the same reports, byte for byte, as classic pcap,
@@ -122,9 +133,7 @@ TEST(CaptureFormats, PcapngReportsAreTheClassicReportsWithEitherThreadCount) {
             const RunResult run = run_flowsketch("-r " + path + " --threads " + threads +
                                                  " --interval 1 --format json");
             ASSERT_EQ(run.exit_code, 0) << run.err;
-            // Only memory_bytes may differ (it counts the second thread's state).
-            const std::string reports =
-                std::regex_replace(run.out, std::regex("\"memory_bytes\":[0-9]+"), "");
+            const std::string reports = without_memory_bytes(run.out);
             EXPECT_GE(lines_of(reports).size(), 4u) << "several intervals and the final report";
             if (reference.empty()) {
                 reference = reports;
