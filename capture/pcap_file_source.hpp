@@ -146,7 +146,7 @@ private:
     bool in_place_ = false;
     bool pcapng_ = false;
     std::FILE* stream_ = nullptr;  // libpcap's stream, positioned after what it read at open
-    bool swapped_ = false;         // file (pcapng: section) written in the other byte order
+    bool swapped_ = false;         // file written in the other byte order (pcapng: every section)
     bool microseconds_ = false;    // classic µs timestamps (scaled to ns, as libpcap does)
     std::uint32_t snapshot_ = 0;   // libpcap's adjusted snapshot length
     // pcapng: the interfaces of the current section, as libpcap keeps them

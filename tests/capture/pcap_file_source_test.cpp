@@ -302,104 +302,6 @@ TEST(PcapFileSource, SampleCapturesReadTheSameFromTheirPaths) {
 
 // ------------------------------------------------------------------ pcapng
 
-// A pcapng file built block by block, in one byte order (the writer's).
-class Pcapng {
-public:
-    explicit Pcapng(bool big_endian) : big_endian_(big_endian), writer_(big_endian) {}
-
-    using Options = std::vector<std::pair<std::uint16_t, Bytes>>;
-    /// An interface description block with these options (then opt_endofopt).
-    Pcapng& interface(std::uint32_t snaplen, const Options& options = {},
-                      std::uint16_t link_type = 1) {
-        ByteSink body = sink();
-        body.u16(link_type);
-        body.u16(0);
-        body.u32(snaplen);
-        for (const auto& [code, value] : options) add_option(body, code, value);
-        body.u16(0);
-        body.u16(0);
-        writer_.block(1, body.bytes());
-        return *this;
-    }
-    /// An enhanced packet block, with a comment option of `comment` bytes after the data.
-    Pcapng& packet(std::uint32_t interface_id, std::uint64_t time, const Bytes& data,
-                   std::optional<std::uint32_t> wire_length = {}, std::size_t comment = 0) {
-        ByteSink body = sink();
-        body.u32(interface_id);
-        body.u32(static_cast<std::uint32_t>(time >> 32));
-        body.u32(static_cast<std::uint32_t>(time));
-        body.u32(static_cast<std::uint32_t>(data.size()));
-        body.u32(wire_length.value_or(static_cast<std::uint32_t>(data.size())));
-        body.append(data);
-        body.pad_to_4();
-        if (comment != 0) {
-            add_option(body, 1, Bytes(comment, 'c'));
-            body.u16(0);
-            body.u16(0);
-        }
-        writer_.block(6, body.bytes());
-        return *this;
-    }
-    /// A simple packet block: original length, and the data as captured.
-    Pcapng& simple_packet(std::uint32_t wire_length, const Bytes& data) {
-        ByteSink body = sink();
-        body.u32(wire_length);
-        body.append(data);
-        writer_.block(3, body.bytes());
-        return *this;
-    }
-    /// The obsolete packet block (16-bit interface id and drop count).
-    Pcapng& old_packet(std::uint16_t interface_id, std::uint64_t time, const Bytes& data) {
-        ByteSink body = sink();
-        body.u16(interface_id);
-        body.u16(3);
-        body.u32(static_cast<std::uint32_t>(time >> 32));
-        body.u32(static_cast<std::uint32_t>(time));
-        body.u32(static_cast<std::uint32_t>(data.size()));
-        body.u32(static_cast<std::uint32_t>(data.size()));
-        body.append(data);
-        writer_.block(2, body.bytes());
-        return *this;
-    }
-    Pcapng& section() {
-        writer_.section(big_endian_);
-        return *this;
-    }
-    /// A section header block with this byte-order field and major version.
-    Pcapng& section_header(std::uint32_t byte_order_magic, std::uint16_t major) {
-        ByteSink body = sink();
-        body.u32(byte_order_magic);
-        body.u16(major);
-        body.u16(0);
-        body.u64(0);
-        writer_.block(0x0a0d0d0a, body.bytes());
-        return *this;
-    }
-    /// Any block (a name resolution, statistics or custom one: skipped by readers).
-    Pcapng& block(std::uint32_t type, Bytes body) {
-        writer_.block(type, std::move(body));
-        return *this;
-    }
-    ByteSink sink() const { return ByteSink(big_endian_); }
-    const Bytes& bytes() const { return writer_.bytes(); }
-
-    static void add_option(ByteSink& body, std::uint16_t code, const Bytes& value) {
-        body.u16(code);
-        body.u16(static_cast<std::uint16_t>(value.size()));
-        body.append(value);
-        body.pad_to_4();
-    }
-    Bytes u64(std::uint64_t value) const {
-        ByteSink out = sink();
-        out.u64(value);
-        return out.bytes();
-    }
-
-private:
-    bool big_endian_;
-    PcapngWriter writer_;
-};
-
 // Every block kind and timestamp unit libpcap reads: µs by default, ns,
 // offsets (one wrapping the seconds around), binary fractions (2^-20, and 2^-63, where libpcap's fraction
 // arithmetic wraps), ms (scaled up), ps and 10^-19 (scaled down); simple and
@@ -407,33 +309,33 @@ private:
 // second section with interfaces of its own. `opened` is where libpcap stops
 // reading at open (after the first interface).
 Bytes tricky_pcapng(bool big_endian, std::uint32_t snaplen, std::size_t& opened) {
-    Pcapng ng(big_endian);
+    PcapngWriter ng(big_endian);
     ng.block(0x0bad, Bytes(10, 0x42));  // custom block before the first interface
-    ng.interface(snaplen, {{2, Bytes{'e', 't', 'h', '0'}}});
+    ng.interface_with(1, snaplen, {{2, Bytes{'e', 't', 'h', '0'}}});
     opened = ng.bytes().size();
     ng.packet(0, 1'700'000'000'000'001ULL, frame_bytes(1));
     ng.block(4, Bytes(16, 0));  // name resolution
-    ng.interface(snaplen, {{9, Bytes{9}}, {14, ng.u64(1000)}});  // ns, +1000 s
+    ng.interface_with(1, snaplen, {{9, Bytes{9}}, {14, ng.encode_u64(1000)}});  // ns, +1000 s
     ng.packet(1, 1'700'000'000'123'456'789ULL, frame_bytes(2));
     ng.packet(0, ~std::uint64_t{0}, frame_bytes(3));  // far past 2116: clamped
-    ng.interface(snaplen, {{9, Bytes{0x80 | 20}}});
+    ng.interface_with(1, snaplen, {{9, Bytes{0x80 | 20}}});
     ng.packet(2, (std::uint64_t{1} << 40) + 12345, frame_bytes(4));
-    ng.interface(snaplen, {{9, Bytes{3}}, {14, ng.u64(~std::uint64_t{0} - 5)}});  // ms, wrapping
+    ng.interface_with(1, snaplen, {{9, Bytes{3}}, {14, ng.encode_u64(~std::uint64_t{0} - 5)}});  // ms, wrapping
     ng.packet(3, 1'700'000'000'123ULL, frame_bytes(5));
-    ng.interface(snaplen, {{9, Bytes{12}}});  // ps
+    ng.interface_with(1, snaplen, {{9, Bytes{12}}});  // ps
     ng.packet(4, 1'700'000'000'123'456'789ULL, frame_bytes(6));
-    ng.interface(snaplen, {{9, Bytes{0x80 | 63}}});
+    ng.interface_with(1, snaplen, {{9, Bytes{0x80 | 63}}});
     ng.packet(5, 0xfedcba9876543210ULL, frame_bytes(7));
-    ng.interface(snaplen, {{9, Bytes{19}}});
+    ng.interface_with(1, snaplen, {{9, Bytes{19}}});
     ng.packet(6, 0xfedcba9876543210ULL, frame_bytes(8));
     ng.simple_packet(62, frame_bytes(9));
-    ng.old_packet(1, 1'700'000'001'000'000'000ULL, frame_bytes(10));
-    ng.packet(0, 1'700'000'002'000'000ULL, frame_bytes(11), 9000);  // wire > captured
+    ng.obsolete_packet(1, 1'700'000'001'000'000'000ULL, frame_bytes(10));
+    ng.packet(0, 1'700'000'002'000'000ULL, frame_bytes(11), {}, 9000);  // wire > captured
     ng.packet(0, 1'700'000'003'000'000ULL, Bytes{});                // nothing captured
-    ng.packet(1, 1'700'000'004'000'000'000ULL, frame_bytes(12), {}, 40);  // options after the data
+    ng.packet(1, 1'700'000'004'000'000'000ULL, frame_bytes(12), {}, {}, 40);  // options after the data
     ng.block(5, Bytes(24, 0));  // interface statistics
-    ng.section();               // interfaces start again from 0
-    ng.interface(snaplen);
+    ng.section(big_endian);     // interfaces start again from 0
+    ng.interface(1, snaplen);
     ng.packet(0, 1'700'000'005'000'000ULL, frame_bytes(13));
     return ng.bytes();
 }
@@ -468,9 +370,9 @@ TEST(PcapFileSource, PcapngWalkMatchesLibpcapOnEveryCutOfTrickyFiles) {
 TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
     struct Case {
         std::string name;
-        std::function<void(Pcapng&)> damage;
+        std::function<void(PcapngWriter&)> damage;
     };
-    auto raw_block = [](Pcapng& ng, std::uint32_t type, std::uint32_t leading, std::uint32_t trailing,
+    auto raw_block = [](PcapngWriter& ng, std::uint32_t type, std::uint32_t leading, std::uint32_t trailing,
                         std::size_t body) {
         ByteSink out = ng.sink();
         out.u32(type);
@@ -482,19 +384,19 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
         return bytes;
     };
     const std::vector<Case> cases = {
-        {"interface id unknown", [](Pcapng& ng) { ng.packet(7, 1, frame_bytes(1)); }},
-        {"caplen over snaplen", [](Pcapng& ng) { ng.packet(0, 1, Bytes(70000, 1)); }},
-        {"different link type", [](Pcapng& ng) { ng.interface(65535, {}, 101); }},
-        {"different snaplen", [](Pcapng& ng) { ng.interface(1500); }},
-        {"end of options with a length", [](Pcapng& ng) { ng.interface(65535, {{0, Bytes{1}}}); }},
-        {"tsresol of two bytes", [](Pcapng& ng) { ng.interface(65535, {{9, Bytes{6, 6}}}); }},
-        {"two tsresol", [](Pcapng& ng) { ng.interface(65535, {{9, Bytes{6}}, {9, Bytes{9}}}); }},
-        {"tsresol 2^-64", [](Pcapng& ng) { ng.interface(65535, {{9, Bytes{0x80 | 64}}}); }},
-        {"tsresol 10^-20", [](Pcapng& ng) { ng.interface(65535, {{9, Bytes{20}}}); }},
-        {"tsoffset of four bytes", [](Pcapng& ng) { ng.interface(65535, {{14, Bytes{1, 2, 3, 4}}}); }},
-        {"two tsoffset", [](Pcapng& ng) { ng.interface(65535, {{14, ng.u64(1)}, {14, ng.u64(2)}}); }},
+        {"interface id unknown", [](PcapngWriter& ng) { ng.packet(7, 1, frame_bytes(1)); }},
+        {"caplen over snaplen", [](PcapngWriter& ng) { ng.packet(0, 1, Bytes(70000, 1)); }},
+        {"different link type", [](PcapngWriter& ng) { ng.interface_with(101, 65535, {}); }},
+        {"different snaplen", [](PcapngWriter& ng) { ng.interface(1, 1500); }},
+        {"end of options with a length", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{0, Bytes{1}}}); }},
+        {"tsresol of two bytes", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{9, Bytes{6, 6}}}); }},
+        {"two tsresol", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{9, Bytes{6}}, {9, Bytes{9}}}); }},
+        {"tsresol 2^-64", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{9, Bytes{0x80 | 64}}}); }},
+        {"tsresol 10^-20", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{9, Bytes{20}}}); }},
+        {"tsoffset of four bytes", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{14, Bytes{1, 2, 3, 4}}}); }},
+        {"two tsoffset", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{14, ng.encode_u64(1)}, {14, ng.encode_u64(2)}}); }},
         {"option cut short",
-         [](Pcapng& ng) {
+         [](PcapngWriter& ng) {
              ByteSink body = ng.sink();
              body.u16(1);
              body.u16(0);
@@ -504,10 +406,10 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
              body.u32(0);
              ng.block(1, body.bytes());
          }},
-        {"interface too short", [](Pcapng& ng) { ng.block(1, Bytes(4, 0)); }},
-        {"enhanced packet too short", [](Pcapng& ng) { ng.block(6, Bytes(16, 0)); }},
+        {"interface too short", [](PcapngWriter& ng) { ng.block(1, Bytes(4, 0)); }},
+        {"enhanced packet too short", [](PcapngWriter& ng) { ng.block(6, Bytes(16, 0)); }},
         {"packet data past the block",
-         [](Pcapng& ng) {
+         [](PcapngWriter& ng) {
              ByteSink body = ng.sink();
              body.u32(0);
              body.u32(0);
@@ -517,26 +419,26 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
              body.append(Bytes(32, 7));
              ng.block(6, body.bytes());
          }},
-        {"obsolete packet too short", [](Pcapng& ng) { ng.block(2, Bytes(12, 0)); }},
-        {"simple packet too short", [](Pcapng& ng) { ng.block(3, Bytes{}); }},
+        {"obsolete packet too short", [](PcapngWriter& ng) { ng.block(2, Bytes(12, 0)); }},
+        {"simple packet too short", [](PcapngWriter& ng) { ng.block(3, Bytes{}); }},
         {"simple packet data past the block",
-         [](Pcapng& ng) {
+         [](PcapngWriter& ng) {
              ByteSink body = ng.sink();
              body.u32(100);
              body.append(Bytes(8, 1));
              ng.block(3, body.bytes());
          }},
-        {"section header too short", [](Pcapng& ng) { ng.block(0x0a0d0d0a, Bytes(8, 0)); }},
-        {"section of the other byte order", [](Pcapng& ng) { ng.section_header(0x4d3c2b1a, 1); }},
-        {"section with a bad magic", [](Pcapng& ng) { ng.section_header(0x12345678, 1); }},
-        {"section version 2", [](Pcapng& ng) { ng.section_header(0x1a2b3c4d, 2); }},
+        {"section header too short", [](PcapngWriter& ng) { ng.block(0x0a0d0d0a, Bytes(8, 0)); }},
+        {"section of the other byte order", [](PcapngWriter& ng) { ng.section_header(0x4d3c2b1a, 1); }},
+        {"section with a bad magic", [](PcapngWriter& ng) { ng.section_header(0x12345678, 1); }},
+        {"section version 2", [](PcapngWriter& ng) { ng.section_header(0x1a2b3c4d, 2); }},
         {"packet in a new section before its interface",
-         [](Pcapng& ng) { ng.section().packet(0, 1, frame_bytes(1)); }},
+         [](PcapngWriter& ng) { ng.section(ng.big_endian()).packet(0, 1, frame_bytes(1)); }},
     };
     for (const bool big_endian : {false, true}) {
         for (const Case& c : cases) {
-            Pcapng ng(big_endian);
-            ng.interface(65535);
+            PcapngWriter ng(big_endian);
+            ng.interface(1, 65535);
             for (std::uint16_t port = 1; port <= 3; ++port) ng.packet(0, port, frame_bytes(port));
             c.damage(ng);
             ng.packet(0, 9, frame_bytes(9));  // never reached
@@ -549,8 +451,8 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
             expect_same(fast, slow, what);
         }
         // Block frames: lengths that lie, or that libpcap will not allocate.
-        Pcapng ng(big_endian);
-        ng.interface(65535).packet(0, 1, frame_bytes(1));
+        PcapngWriter ng(big_endian);
+        ng.interface(1, 65535).packet(0, 1, frame_bytes(1));
         const std::vector<std::pair<std::string, Bytes>> frames = {
             {"length under 12", raw_block(ng, 6, 8, 8, 0)},
             {"length not a multiple of 4", raw_block(ng, 6, 18, 18, 6)},
@@ -574,11 +476,11 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
 // block of a MiB, up to libpcap's 16 MiB) among many ordinary ones that cross
 // the read blocks' ends: the same frames, however they are batched.
 TEST(PcapFileSource, PcapngBlocksOfAnyLengthAreWhole) {
-    Pcapng ng(false);
-    ng.interface(262144, {{9, Bytes{9}}});
+    PcapngWriter ng(false);
+    ng.interface_with(1, 262144, {{9, Bytes{9}}});
     for (std::uint32_t i = 0; i < 6000; ++i) {
         const auto port = static_cast<std::uint16_t>(i);
-        if (i == 1000) ng.packet(0, i, frame_bytes(port), {}, 60000);  // 60 KB of comment
+        if (i == 1000) ng.packet(0, i, frame_bytes(port), {}, {}, 60000);  // 60 KB of comment
         if (i == 2000) ng.block(0x0bad, Bytes(1 << 20, 0x33));
         if (i == 3000) {
             ng.packet(0, i, Bytes(262144, 0x44));  // the longest frame, then 2 MB of options
@@ -589,7 +491,7 @@ TEST(PcapFileSource, PcapngBlocksOfAnyLengthAreWhole) {
             body.u32(100);
             body.u32(100);
             body.append(frame_bytes(port, 58));
-            for (int k = 0; k < 40; ++k) Pcapng::add_option(body, 1, Bytes(50000, 'x'));
+            for (int k = 0; k < 40; ++k) PcapngWriter::add_option(body, 1, Bytes(50000, 'x'));
             ng.block(6, body.bytes());
         }
         if (i == 4000) ng.block(0x0bad, Bytes(16 * 1024 * 1024 - 12, 0x55));  // the largest block
@@ -604,8 +506,8 @@ TEST(PcapFileSource, PcapngBlocksOfAnyLengthAreWhole) {
 }
 
 TEST(PcapFileSource, PcapngFilterRunsOnTheSameFrames) {
-    Pcapng ng(true);
-    ng.interface(65535);
+    PcapngWriter ng(true);
+    ng.interface(1, 65535);
     for (std::uint16_t port = 1; port <= 50; ++port) ng.packet(0, port, frame_bytes(port));
     Walk fast, slow;
     ASSERT_TRUE(walk_both(ng.bytes(), "udp src port 7 or udp src port 42", fast, slow));
@@ -652,8 +554,8 @@ TEST(PcapFileSource, OtherFormatsStayWithLibpcap) {
         expect_same(fast, slow, "cooked CAN");
         EXPECT_EQ(slow.records.at(0).data != can, big_endian) << "libpcap rewrote the frame";
 
-        Pcapng ng(big_endian);
-        ng.interface(65535, {}, 113).packet(0, 1, can);
+        PcapngWriter ng(big_endian);
+        ng.interface_with(113, 65535, {}).packet(0, 1, can);
         ASSERT_TRUE(walk_both(ng.bytes(), "", fast, slow));
         EXPECT_EQ(fast.in_place, !big_endian);
         expect_same(fast, slow, "cooked CAN in pcapng");

@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace flowsketch::testing {
@@ -209,38 +210,36 @@ public:
     /// A section header block; a new section may switch the byte order.
     PcapngWriter& section(bool big_endian) {
         out_.set_big_endian(big_endian);
-        ByteSink body(big_endian);
-        body.u32(0x1a2b3c4d);  // byte-order magic
-        body.u16(1);
-        body.u16(0);
-        body.u64(~std::uint64_t{0});  // section length: unknown
-        return block(0x0a0d0d0a, body.bytes());
+        return section_header(0x1a2b3c4d, 1);
     }
 
     /// An interface description block; tsresol (option 9) if given.
     PcapngWriter& interface(std::uint16_t link_type, std::uint32_t snaplen = 65535,
                             std::optional<std::uint8_t> tsresol = {}) {
-        ByteSink body(out_.big_endian());
+        return interface_with(link_type, snaplen, tsresol ? Options{{9, Bytes{*tsresol}}} : Options{});
+    }
+
+    /// Options as (code, value) pairs, written in order.
+    using Options = std::vector<std::pair<std::uint16_t, Bytes>>;
+    /// An interface description block with these options, then opt_endofopt
+    /// (none when there are no options).
+    PcapngWriter& interface_with(std::uint16_t link_type, std::uint32_t snaplen, const Options& options) {
+        ByteSink body = sink();
         body.u16(link_type);
         body.u16(0);
         body.u32(snaplen);
-        if (tsresol) {
-            body.u16(9);
-            body.u16(1);
-            body.u8(*tsresol);
-            body.pad_to_4();
-            body.u16(0);  // opt_endofopt
-            body.u16(0);
-        }
+        for (const auto& [code, value] : options) add_option(body, code, value);
+        if (!options.empty()) end_options(body);
         return block(1, body.bytes());
     }
 
-    /// An enhanced packet block; timestamp in the interface's units (µs by default).
+    /// An enhanced packet block; timestamp in the interface's units (µs by
+    /// default); a comment option of `comment` bytes after the data if not 0.
     PcapngWriter& packet(std::uint32_t interface_id, std::uint64_t timestamp, const Bytes& data,
                          std::optional<std::uint32_t> caplen = {},
-                         std::optional<std::uint32_t> wire_length = {}) {
+                         std::optional<std::uint32_t> wire_length = {}, std::size_t comment = 0) {
         const auto size = static_cast<std::uint32_t>(data.size());
-        ByteSink body(out_.big_endian());
+        ByteSink body = sink();
         body.u32(interface_id);
         body.u32(static_cast<std::uint32_t>(timestamp >> 32));
         body.u32(static_cast<std::uint32_t>(timestamp));
@@ -248,7 +247,45 @@ public:
         body.u32(wire_length.value_or(size));
         body.append(data);
         body.pad_to_4();
+        if (comment != 0) {
+            add_option(body, 1, Bytes(comment, 'c'));
+            end_options(body);
+        }
         return block(6, body.bytes());
+    }
+
+    /// A simple packet block: original length, and the data as captured.
+    PcapngWriter& simple_packet(std::uint32_t wire_length, const Bytes& data) {
+        ByteSink body = sink();
+        body.u32(wire_length);
+        body.append(data);
+        return block(3, body.bytes());
+    }
+
+    /// The obsolete packet block (16-bit interface id, a drop count).
+    PcapngWriter& obsolete_packet(std::uint16_t interface_id, std::uint64_t timestamp, const Bytes& data) {
+        const auto size = static_cast<std::uint32_t>(data.size());
+        ByteSink body = sink();
+        body.u16(interface_id);
+        body.u16(3);
+        body.u32(static_cast<std::uint32_t>(timestamp >> 32));
+        body.u32(static_cast<std::uint32_t>(timestamp));
+        body.u32(size);
+        body.u32(size);
+        body.append(data);
+        return block(2, body.bytes());
+    }
+
+    /// A section header block with this byte-order field and major version,
+    /// written in the current byte order (a damaged one, unless they are
+    /// 0x1a2b3c4d and 1).
+    PcapngWriter& section_header(std::uint32_t byte_order_magic, std::uint16_t major) {
+        ByteSink body = sink();
+        body.u32(byte_order_magic);
+        body.u16(major);
+        body.u16(0);
+        body.u64(~std::uint64_t{0});  // section length: unknown
+        return block(0x0a0d0d0a, body.bytes());
     }
 
     /// Any block: type, body (padded to 4 bytes), both total-length fields
@@ -266,6 +303,25 @@ public:
     }
 
     const Bytes& bytes() const { return out_.bytes(); }
+    bool big_endian() const { return out_.big_endian(); }
+    /// A sink in the current byte order, for a block body built by hand.
+    ByteSink sink() const { return ByteSink(out_.big_endian()); }
+    /// A 64-bit option value (if_tsoffset) in the current byte order.
+    Bytes encode_u64(std::uint64_t value) const {
+        ByteSink out = sink();
+        out.u64(value);
+        return out.bytes();
+    }
+    static void add_option(ByteSink& body, std::uint16_t code, const Bytes& value) {
+        body.u16(code);
+        body.u16(static_cast<std::uint16_t>(value.size()));
+        body.append(value);
+        body.pad_to_4();
+    }
+    static void end_options(ByteSink& body) {
+        body.u16(0);  // opt_endofopt
+        body.u16(0);
+    }
 
 private:
     ByteSink out_;
