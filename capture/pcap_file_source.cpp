@@ -2,6 +2,7 @@
 
 #include <pcap/pcap.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cassert>
@@ -10,6 +11,7 @@
 #include <utility>
 
 #include "capture/decode.hpp"
+#include "capture/pipe_input.hpp"
 
 namespace flowsketch::capture {
 namespace {
@@ -116,6 +118,11 @@ void PcapFileSource::ProgramDeleter::operator()(bpf_program* program) const noex
 PcapFileSource::PcapFileSource(const std::string& path, const std::string& filter,
                                RecordReader reader)
     : path_(path) {
+    if (path == "-") {
+        path_ = "stdin";  // in messages
+        open_pipe(STDIN_FILENO, filter, reader);
+        return;
+    }
     char errbuf[PCAP_ERRBUF_SIZE] = {};
     // Nanosecond precision: libpcap scales microsecond files up, never loses digits.
     handle_ = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO,
@@ -127,14 +134,36 @@ PcapFileSource::PcapFileSource(const std::string& path, const std::string& filte
 PcapFileSource::PcapFileSource(std::FILE* stream, const std::string& name,
                                const std::string& filter, RecordReader reader)
     : path_(name) {
+    open_stream(stream, filter, reader);
+}
+
+PcapFileSource::PcapFileSource(int descriptor, const std::string& name, const std::string& filter,
+                               RecordReader reader)
+    : path_(name) {
+    open_pipe(descriptor, filter, reader);
+}
+
+void PcapFileSource::open_stream(std::FILE* stream, const std::string& filter, RecordReader reader) {
     char errbuf[PCAP_ERRBUF_SIZE] = {};
     handle_ = pcap_fopen_offline_with_tstamp_precision(stream, PCAP_TSTAMP_PRECISION_NANO, errbuf);
     if (handle_ == nullptr) {
         // libpcap leaves the stream to us when it fails; on success pcap_close closes it.
         std::fclose(stream);
-        throw CaptureError(name + ": " + errbuf);
+        pipe_ = nullptr;
+        throw CaptureError(path_ + ": " + errbuf);
     }
     apply_filter(filter, reader);
+}
+
+// libpcap's header checks and the walk's second look at the start both read
+// through the PipeInput, which keeps what they read; the walk then reads the
+// pipe itself (fill()).
+void PcapFileSource::open_pipe(int descriptor, const std::string& filter, RecordReader reader) {
+    constexpr std::size_t keep_limit =
+        static_cast<std::size_t>(pcapng_max_prefix_bytes) + 2 * PipeInput::read_ahead_bytes;
+    std::FILE* stream = PipeInput::open(descriptor, keep_limit, pipe_);
+    if (stream == nullptr) throw CaptureError(path_ + ": " + std::strerror(errno));
+    open_stream(stream, filter, reader);
 }
 
 // Runs inside a constructor: on failure it closes the handle itself, because
@@ -142,6 +171,7 @@ PcapFileSource::PcapFileSource(std::FILE* stream, const std::string& name,
 void PcapFileSource::apply_filter(const std::string& filter, RecordReader reader) {
     link_type_ = pcap_datalink(handle_);
     choose_reader(reader);
+    if (pipe_ != nullptr) pipe_->forget();  // no more looking back
     if (filter.empty()) return;
 
     auto program = std::unique_ptr<bpf_program, ProgramDeleter>(new bpf_program{});
@@ -174,6 +204,7 @@ void PcapFileSource::choose_reader(RecordReader reader) {
     if (stream == nullptr) return;
     const off_t opened_at = ftello(stream);  // where libpcap stopped reading at open
     if (opened_at < static_cast<off_t>(file_header_bytes)) return;
+    if (pipe_ != nullptr && !pipe_->keeps_all()) return;  // libpcap read too much to look back on
     std::uint8_t header[file_header_bytes];
     if (fseeko(stream, 0, SEEK_SET) != 0) return;  // stdin: not seekable, libpcap reads it
     const std::size_t got = std::fread(header, 1, sizeof header, stream);
@@ -318,6 +349,18 @@ bool PcapFileSource::fill(std::size_t needed) {
             begin_ = 0;
         }
         // Appending never touches bytes before end_: no frame lies there.
+        if (pipe_ != nullptr) {  // what the pipe holds now, not a whole block: see PipeInput
+            const ssize_t got = pipe_->read_some(block_.get() + end_, capacity_ - end_);
+            if (got > 0) {
+                end_ += static_cast<std::size_t>(got);
+            } else if (got == 0) {
+                at_eof_ = true;
+            } else {
+                read_error_ = true;
+                read_errno_ = errno;
+            }
+            continue;
+        }
         const std::size_t got = std::fread(block_.get() + end_, 1, capacity_ - end_, stream_);
         end_ += got;
         if (got == 0) {

@@ -7,9 +7,11 @@
 // pcap_next_ex would copy every record into a buffer of its own; BPF filters
 // run with pcap_offline_filter. The in-place walk follows libpcap's rules to
 // the byte (same frames, lengths, timestamps, errors and messages; a
-// differential test and the capture fuzz target hold it to that). Old pcap
-// versions, stdin and the few files libpcap rewrites frames of (byte-swapped
-// Linux cooked captures) stay entirely with libpcap.
+// differential test and the capture fuzz target hold it to that). A pipe
+// (`-` is stdin) is walked in place too, through a PipeInput that lets the
+// walk look back at the start libpcap read. Old pcap versions and the few
+// files libpcap rewrites frames of (byte-swapped Linux cooked captures) stay
+// entirely with libpcap.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +26,8 @@ struct pcap;
 struct bpf_program;
 
 namespace flowsketch::capture {
+
+class PipeInput;
 
 /// One captured frame. `data` is valid only until the next read, unless the
 /// source's frame_storage() is held.
@@ -68,7 +72,8 @@ enum class RecordReader {
 
 class PcapFileSource {
 public:
-    /// Opens `path` and compiles `filter` (empty: none) against its link type.
+    /// Opens `path` ("-": standard input, as a pipe, named "stdin" in
+    /// messages) and compiles `filter` (empty: none) against its link type.
     /// Throws CaptureError (file missing, not a capture) or FilterError.
     PcapFileSource(const std::string& path, const std::string& filter,
                    RecordReader reader = RecordReader::automatic);
@@ -77,6 +82,11 @@ public:
     /// stands in for the path in messages. Takes ownership of `stream`: it is
     /// closed by the destructor, or before the constructor throws.
     PcapFileSource(std::FILE* stream, const std::string& name, const std::string& filter,
+                   RecordReader reader = RecordReader::automatic);
+    /// A capture read from a pipe (or any descriptor) from its current
+    /// position, as `-r -` reads stdin; `descriptor` is not closed. `name`
+    /// stands in for a path in messages.
+    PcapFileSource(int descriptor, const std::string& name, const std::string& filter,
                    RecordReader reader = RecordReader::automatic);
     ~PcapFileSource();
     PcapFileSource(const PcapFileSource&) = delete;
@@ -103,7 +113,7 @@ public:
     /// The storage the frames of the last next() or next_batch() point into,
     /// for a caller that hands frames to another thread: while it holds a
     /// copy, the source reads on into another block and leaves these bytes as
-    /// they are. Null when frames are libpcap's (stdin, ...): those the
+    /// they are. Null when frames are libpcap's (old pcap versions, ...): those the
     /// next read overwrites, whatever the caller holds. The source tells a
     /// held block by its use count, so copies must be let go on the thread that
     /// reads, after whatever read the bytes is ordered before (the pipeline
@@ -113,6 +123,8 @@ public:
     }
 
 private:
+    void open_stream(std::FILE* stream, const std::string& filter, RecordReader reader);
+    void open_pipe(int descriptor, const std::string& filter, RecordReader reader);
     void apply_filter(const std::string& filter, RecordReader reader);
     void choose_reader(RecordReader reader);
     bool start_pcapng_walk(std::FILE* stream, std::int64_t opened_at);
@@ -146,6 +158,7 @@ private:
     bool in_place_ = false;
     bool pcapng_ = false;
     std::FILE* stream_ = nullptr;  // libpcap's stream, positioned after what it read at open
+    PipeInput* pipe_ = nullptr;    // the stream's reader when it is a pipe (freed with the stream)
     bool swapped_ = false;         // file written in the other byte order (pcapng: every section)
     bool microseconds_ = false;    // classic µs timestamps (scaled to ns, as libpcap does)
     std::uint32_t snapshot_ = 0;   // libpcap's adjusted snapshot length

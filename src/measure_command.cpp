@@ -1,6 +1,7 @@
 // The default command: replay capture files (-r) through the pipeline.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <csignal>
@@ -268,6 +269,9 @@ int run_measure(const MeasureOptions& options) {
     if (!options.files.empty() && !options.interfaces.empty()) {
         return fail(exit_usage_error, "-r and -i cannot be combined: replay files or capture live");
     }
+    if (std::count(options.files.begin(), options.files.end(), "-") > 1) {
+        return fail(exit_usage_error, "-r - (standard input) can be given only once");
+    }
     if (!options.user.empty() && options.interfaces.empty()) {
         return fail(exit_usage_error, "-Z drops privileges after opening interfaces: it needs -i");
     }
@@ -338,7 +342,7 @@ int run_measure(const MeasureOptions& options) {
 void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     auto options = std::make_shared<MeasureOptions>();
     app.add_option("-r,--read", options->files,
-                   "Capture file to replay (pcap or pcapng; repeat: files form one stream in order)")
+                   "Capture file to replay (pcap or pcapng; - reads standard input; repeat: files form one stream in order)")
         ->type_name("FILE")
         ->allow_extra_args(false);  // -r A tcp: "tcp" starts the filter, not a second file
     app.add_option("-i,--interface", options->interfaces,

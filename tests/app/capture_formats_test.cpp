@@ -111,11 +111,11 @@ std::string without_memory_bytes(std::string text) {
     return text;
 }
 
-// pcapng is walked in place as classic pcap is (and with --threads 2 its frames
-// are decoded on the second thread while the reader reads on): the same
-// packets as pcapng give the same reports, byte for byte, as classic pcap,
-// with either thread count.
-TEST(CaptureFormats, PcapngReportsAreTheClassicReportsWithEitherThreadCount) {
+// pcapng is walked in place as classic pcap is, and so is either through a
+// pipe (with --threads 2 the frames are decoded on the second thread while
+// the reader reads on): the same packets as pcapng or from a pipe give the
+// same reports, byte for byte, as classic pcap, with either thread count.
+TEST(CaptureFormats, PcapngAndPipedReportsAreTheClassicReportsWithEitherThreadCount) {
     const std::string traffic =
         " --packets 300000 --flows 3000 --ipv6 0.3 --vlan 0.2 --syn-flood 20000 --seed 11";
     const std::string classic = tmp_path("formats-gen.pcap");
@@ -129,17 +129,21 @@ TEST(CaptureFormats, PcapngReportsAreTheClassicReportsWithEitherThreadCount) {
     std::string reference;
     for (const std::string& path : {classic, ng}) {
         for (const char* threads : {"1", "2"}) {
-            SCOPED_TRACE(path + " --threads " + threads);
-            const RunResult run = run_flowsketch("-r " + path + " --threads " + threads +
-                                                 " --interval 1 --format json");
-            ASSERT_EQ(run.exit_code, 0) << run.err;
-            const std::string reports = without_memory_bytes(run.out);
-            EXPECT_GE(lines_of(reports).size(), 4u) << "several intervals and the final report";
-            if (reference.empty()) {
-                reference = reports;
-                continue;
+            for (const bool piped : {false, true}) {
+                SCOPED_TRACE(path + " --threads " + threads + (piped ? " through a pipe" : ""));
+                const std::string input = piped ? "-" : path;
+                const RunResult run = run_flowsketch(
+                    "-r " + input + " --threads " + threads + " --interval 1 --format json",
+                    piped ? path : "");
+                ASSERT_EQ(run.exit_code, 0) << run.err;
+                const std::string reports = without_memory_bytes(run.out);
+                EXPECT_GE(lines_of(reports).size(), 4u) << "several intervals and the final report";
+                if (reference.empty()) {
+                    reference = reports;
+                    continue;
+                }
+                EXPECT_EQ(reports, reference);
             }
-            EXPECT_EQ(reports, reference);
         }
     }
 }

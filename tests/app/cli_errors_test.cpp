@@ -126,6 +126,33 @@ TEST(CliErrors, NoInputIsUsageError) {
     expect_one_line_naming(run, "-r");
 }
 
+TEST(CliErrors, StandardInputTwiceIsUsageError) {
+    const RunResult run = run_flowsketch("-r - -r -", pcap_path("pcapplusplus-sll.pcap"));
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "-r - (standard input)");
+}
+
+// From a pipe as from a file: what is not a capture is named (as stdin), and a
+// capture cut short keeps its packets before the cut.
+TEST(CliErrors, PipedInputIsCheckedAsAFileIs) {
+    const RunResult junk = run_flowsketch("-r -", pcap_path("SOURCES.md"));
+    EXPECT_EQ(junk.exit_code, 1);
+    expect_one_line_naming(junk, "stdin: unknown file format");
+
+    const std::string original = read_file(pcap_path("pcapplusplus-ipv6.pcapng"));
+    const std::string path = tmp_path("piped-cut.pcapng");
+    std::ofstream(path, std::ios::binary) << original.substr(0, original.size() - 7);
+    const RunResult cut = run_flowsketch("-r - --interval 0 --format json", path);
+    EXPECT_EQ(cut.exit_code, 0);
+    EXPECT_NE(cut.err.find("stdin: truncated"), std::string::npos) << cut.err;
+    ASSERT_EQ(lines_of(cut.out).size(), 1u);
+    const auto report = nlohmann::json::parse(lines_of(cut.out).back());
+    const auto whole = nlohmann::json::parse(
+        lines_of(run_flowsketch("-r " + pcap_path("pcapplusplus-ipv6.pcapng") + " --interval 0 --format json").out)
+            .back());
+    EXPECT_EQ(report["packets"].get<std::uint64_t>() + 1, whole["packets"].get<std::uint64_t>());
+}
+
 TEST(CliErrors, BadFileAmongGoodOnesFailsBeforeAnyReport) {
     const RunResult run = run_flowsketch("-r " + pcap_path("pcapplusplus-sll.pcap") +
                                          " -r /nonexistent.pcap --format json");

@@ -4,20 +4,26 @@
 // same frames, byte for byte, then the same end: clean, or damage with the
 // same message.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capture/pcap_file_source.hpp"
 #include "tests/support/capture_builder.hpp"
+#include "tests/support/pipe_feed.hpp"
 
 namespace flowsketch::capture {
 namespace {
@@ -27,6 +33,7 @@ using testing::Bytes;
 using testing::PcapHeader;
 using testing::PcapngWriter;
 using testing::PcapWriter;
+using testing::PipeFeed;
 
 struct Walk {
     struct Record {
@@ -87,15 +94,35 @@ Walk walk_in_batches(PcapFileSource& source) {
 
 void expect_same(const Walk& a, const Walk& b, const std::string& what);
 
-// Both readers over the same bytes (through fmemopen, the fuzz target's path).
-// Returns false when libpcap refuses the file (then so must the other reader).
+// The bytes through a pipe (`-r -`), walked in batches: the same frames and
+// end as `reference`, and in place exactly when the file's reader is.
+// (Declared before walk_both, which runs it on every file it is given.)
+void expect_same_through_a_pipe(const Bytes& bytes, const std::string& filter, bool in_place,
+                                const Walk& reference) {
+    PipeFeed feed(bytes);
+    std::unique_ptr<PcapFileSource> piped;
+    try {
+        piped = std::make_unique<PcapFileSource>(feed.read_end(), "mem", filter);
+    } catch (const CaptureError& e) {
+        ADD_FAILURE() << "libpcap accepted the file but not the pipe: " << e.what();
+        return;
+    }
+    EXPECT_EQ(piped->reads_in_place(), in_place) << "through a pipe";
+    expect_same(walk_in_batches(*piped), reference, "through a pipe");
+}
+
+// Both readers over the same bytes (through fmemopen, the fuzz target's path),
+// and the same bytes through a pipe. Returns false when libpcap refuses the
+// file (then so must the other reader).
 bool walk_both(const Bytes& bytes, const std::string& filter, Walk& in_place, Walk& reference) {
+    std::string refusal;
     auto open = [&](RecordReader reader) -> std::unique_ptr<PcapFileSource> {
         std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(bytes.data()), bytes.size(), "rb");
         if (stream == nullptr) throw std::runtime_error("fmemopen failed");
         try {
             return std::make_unique<PcapFileSource>(stream, "mem", filter, reader);
-        } catch (const CaptureError&) {
+        } catch (const CaptureError& e) {
+            refusal = e.what();
             return nullptr;
         }
     };
@@ -103,11 +130,21 @@ bool walk_both(const Bytes& bytes, const std::string& filter, Walk& in_place, Wa
     auto slow = open(RecordReader::libpcap);
     auto batched = open(RecordReader::automatic);
     EXPECT_EQ(fast == nullptr, slow == nullptr);
-    if (fast == nullptr || slow == nullptr || batched == nullptr) return false;
+    if (fast == nullptr || slow == nullptr || batched == nullptr) {
+        PipeFeed feed(bytes);
+        try {
+            PcapFileSource piped(feed.read_end(), "mem", filter);
+            ADD_FAILURE() << "a pipe opened what libpcap refused: " << refusal;
+        } catch (const CaptureError& e) {
+            EXPECT_EQ(std::string(e.what()), refusal) << "through a pipe";
+        }
+        return false;
+    }
     EXPECT_FALSE(slow->reads_in_place());
     in_place = walk(*fast);
     reference = walk(*slow);
     expect_same(walk_in_batches(*batched), reference, "in batches");
+    expect_same_through_a_pipe(bytes, filter, in_place.in_place, reference);
     return true;
 }
 
@@ -560,6 +597,90 @@ TEST(PcapFileSource, OtherFormatsStayWithLibpcap) {
         EXPECT_EQ(fast.in_place, !big_endian);
         expect_same(fast, slow, "cooked CAN in pcapng");
     }
+}
+
+// ------------------------------------------------------------------ pipes
+// (Every file above also goes through a pipe, in walk_both.)
+
+// A writer that stops with its pipe open (tcpdump -w - between two bursts):
+// the frames it has written are handed out without waiting for the rest of
+// a read block, or for the writer to finish.
+TEST(PcapFileSource, PipedFramesComeAsTheyAreWritten) {
+    for (const bool pcapng : {false, true}) {
+        // Three frames, then a pause, then one more.
+        Bytes whole;
+        std::size_t cut = 0;
+        if (pcapng) {
+            PcapngWriter ng(false);
+            ng.interface(1, 65535);
+            for (std::uint16_t port = 1; port <= 3; ++port) ng.packet(0, port, frame_bytes(port));
+            cut = ng.bytes().size();
+            ng.packet(0, 9, frame_bytes(9));
+            whole = ng.bytes();
+        } else {
+            PcapWriter w;
+            for (std::uint16_t port = 1; port <= 3; ++port) w.record(port, 0, frame_bytes(port));
+            cut = w.bytes().size();
+            whole = w.record(9, 0, frame_bytes(9)).bytes();
+        }
+        int fds[2];
+        ASSERT_EQ(::pipe(fds), 0);
+        std::mutex mutex;
+        std::condition_variable read_three;
+        bool three = false;
+        bool waited_in_vain = false;
+        std::thread writer([&] {
+            EXPECT_EQ(::write(fds[1], whole.data(), cut), static_cast<ssize_t>(cut));
+            {
+                // A reader that waits for more than was written would time out here.
+                std::unique_lock<std::mutex> lock(mutex);
+                waited_in_vain = !read_three.wait_for(lock, std::chrono::seconds(10), [&] { return three; });
+            }
+            EXPECT_EQ(::write(fds[1], whole.data() + cut, whole.size() - cut),
+                      static_cast<ssize_t>(whole.size() - cut));
+            ::close(fds[1]);
+        });
+        {
+            PcapFileSource source(fds[0], "pipe", "");
+            EXPECT_TRUE(source.reads_in_place());
+            std::vector<Frame> frames(256);
+            std::size_t got = 0;
+            ReadStatus status = ReadStatus::frame;
+            while (got < 3) {
+                const std::size_t n = source.next_batch(std::span<Frame>(frames), status);
+                ASSERT_GT(n, 0u) << source.damage_message();
+                got += n;
+            }
+            EXPECT_EQ(got, 3u);
+            {
+                const std::lock_guard<std::mutex> lock(mutex);
+                three = true;
+            }
+            read_three.notify_one();
+            EXPECT_EQ(source.next_batch(std::span<Frame>(frames), status), 1u);
+            EXPECT_EQ(source.next_batch(std::span<Frame>(frames), status), 0u);
+            EXPECT_EQ(status, ReadStatus::end_of_file);
+        }
+        writer.join();
+        ::close(fds[0]);
+        EXPECT_FALSE(waited_in_vain) << (pcapng ? "pcapng" : "pcap")
+                                     << ": the reader waited for bytes not yet written";
+    }
+}
+
+// libpcap reads up to the first interface at open; past 64 MiB the walk does
+// not read that start again (a file leaves it to libpcap, and a pipe stops
+// keeping it), and libpcap reads the rest as it would.
+TEST(PcapFileSource, PipedPcapngWithAVeryLongStartStaysWithLibpcap) {
+    PcapngWriter ng(false);
+    for (int i = 0; i < 5; ++i) ng.block(0x0bad, Bytes(15 * 1024 * 1024, static_cast<std::uint8_t>(i)));
+    ng.interface(1, 65535);
+    for (std::uint16_t port = 1; port <= 100; ++port) ng.packet(0, port, frame_bytes(port));
+    Walk fast, slow;
+    ASSERT_TRUE(walk_both(ng.bytes(), "", fast, slow));  // and through a pipe
+    EXPECT_FALSE(fast.in_place);
+    EXPECT_EQ(slow.records.size(), 100u);
+    expect_same(fast, slow, "long start");
 }
 
 }  // namespace

@@ -11,6 +11,10 @@
 //   final report: frames = frames read, and equal to the sum over interval reports.
 // When the file is walked in place (classic pcap, pcapng), a second reader over the same bytes uses
 // libpcap's pcap_next_ex, and every frame, the end and the damage message must be identical.
+// Half the inputs (bit 4 of the last byte) that fit a pipe's buffer are read through a pipe
+// instead, as `-r -` reads stdin.
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -37,6 +41,8 @@ constexpr std::uint32_t kTopK = 4;
 // Frames past this are not read: a record costs ~16 bytes of input, so this only stops
 // pathological slow inputs (libFuzzer's default -max_len keeps inputs far smaller anyway).
 constexpr std::uint64_t kMaxFrames = 1'000'000;
+// What a pipe holds before its capacity is raised: the input is written whole before reading.
+constexpr std::size_t kPipeBytes = 65536;
 
 void check(bool condition) {
     if (!condition) __builtin_trap();
@@ -95,17 +101,37 @@ private:
     std::size_t rendered_bytes_ = 0;
 };
 
+// The reading end of a pipe that holds the whole input; closed after the source is gone.
+struct PipeHoldingInput {
+    int read_end = -1;
+    PipeHoldingInput(const std::uint8_t* data, std::size_t size) {
+        int fds[2];
+        check(::pipe(fds) == 0);
+        check(::write(fds[1], data, size) == static_cast<ssize_t>(size));
+        ::close(fds[1]);
+        read_end = fds[0];
+    }
+    ~PipeHoldingInput() { ::close(read_end); }
+    PipeHoldingInput(const PipeHoldingInput&) = delete;
+    PipeHoldingInput& operator=(const PipeHoldingInput&) = delete;
+};
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     if (size == 0) return 0;  // fmemopen rejects an empty buffer (EINVAL)
-    // fmemopen takes a non-const buffer; "rb" never writes to it.
-    std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(data), size, "rb");
-    if (stream == nullptr) return 0;
-
+    std::unique_ptr<PipeHoldingInput> piped;  // declared first: outlives the source
     std::unique_ptr<PcapFileSource> source;
     try {
-        source = std::make_unique<PcapFileSource>(stream, "fuzz-input", "");
+        if ((data[size - 1] & 0x10) != 0 && size <= kPipeBytes) {
+            piped = std::make_unique<PipeHoldingInput>(data, size);
+            source = std::make_unique<PcapFileSource>(piped->read_end, "fuzz-input", "");
+        } else {
+            // fmemopen takes a non-const buffer; "rb" never writes to it.
+            std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(data), size, "rb");
+            if (stream == nullptr) return 0;
+            source = std::make_unique<PcapFileSource>(stream, "fuzz-input", "");
+        }
     } catch (const CaptureError&) {
         return 0;  // not a capture: the CLI's exit 1; the constructor closed the stream
     }

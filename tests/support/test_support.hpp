@@ -34,10 +34,12 @@ inline std::string read_file(const std::string& path) {
 
 /// Runs `flowsketch ARGS` through the shell; stdout and stderr are captured
 /// through files (names unique per call) so both can be inspected.
-inline RunResult run_flowsketch(const std::string& args) {
+/// With `input`, the command's standard input is a pipe that `cat input` writes.
+inline RunResult run_flowsketch(const std::string& args, const std::string& input = "") {
     static int counter = 0;
     const std::string base = tmp_path("run-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    const std::string command = std::string(FLOWSKETCH_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
+    const std::string command = (input.empty() ? "" : "cat " + input + " | ") +
+                                std::string(FLOWSKETCH_BINARY) + " " + args + " >" + base + ".out 2>" + base + ".err";
     const int status = std::system(command.c_str());
     RunResult result;
     result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
