@@ -36,6 +36,9 @@
 #               otherwise generated there with the recipe above)
 #   TRACES="a b"  which of a, b, a-whole, b-whole, a-ng, b-ng to measure (default a b; c10k
 #               always runs once when b does, for the RSS line)
+#   PIPE=1      three more rows: the floor and flowsketch (--threads 1 and 2)
+#               reading the trace from a pipe (`cat TRACE | ... -r -`), as
+#               `zstd -dc` or `ssh probe tcpdump -w -` would feed it
 #   BASELINE=FILE another flowsketch binary (e.g. the previous release, built
 #               from an older commit) timed in the same alternation, as two more
 #               rows: the machine's speed drifts by ±15% over minutes, so only a
@@ -176,6 +179,10 @@ if [ "$has_no_flows" -eq 1 ]; then
   names+=("flowsketch --threads 1 --no-flows" "flowsketch --threads 2 --no-flows")
   rows+=(t1-no-flows t2-no-flows)
 fi
+if [ "${PIPE:-0}" = 1 ]; then
+  names+=("libpcap floor, from a pipe" "flowsketch --threads 1, from a pipe" "flowsketch --threads 2, from a pipe")
+  rows+=(floor-pipe t1-pipe t2-pipe)
+fi
 if [ -n "$baseline" ]; then
   names+=("baseline --threads 1" "baseline --threads 2")
   rows+=(baseline-t1 baseline-t2)
@@ -190,6 +197,9 @@ command_for() {  # command_for ROW TRACE → sets cmd array
     exact) cmd=("$exact" "$2") ;;
     t1-no-flows) cmd=("${fs[@]}" --threads 1 --no-flows) ;;
     t2-no-flows) cmd=("${fs[@]}" --threads 2 --no-flows) ;;
+    floor-pipe) cmd=(bash -c 'cat "$1" | "$2" -' _ "$2" "$floor") ;;
+    t1-pipe) cmd=(bash -c 'cat "$1" | "$2" -r - --format json --threads 1' _ "$2" "$flowsketch") ;;
+    t2-pipe) cmd=(bash -c 'cat "$1" | "$2" -r - --format json --threads 2' _ "$2" "$flowsketch") ;;
     baseline-t1) cmd=("$baseline" -r "$2" --format json --threads 1) ;;
     baseline-t2) cmd=("$baseline" -r "$2" --format json --threads 2) ;;
   esac
