@@ -5,7 +5,10 @@ usage: bench/ab_compare.py TRACE ROUNDS LABEL=COMMAND [LABEL=COMMAND ...]
 
 Each round runs every COMMAND once, in turn, with `-r TRACE` appended (the
 word `floor` runs bench/pcap_floor of the build next to this script's
-default, build/, on the trace instead). The trace is read once through the
+default, build/, on the trace instead). A COMMAND that starts with `|` reads
+the trace from a pipe instead: `cat TRACE | COMMAND -r -` (`|floor`:
+`cat TRACE | pcap_floor -`); its CPU time is the command's alone, its wall
+time the pipeline's. The trace is read once through the
 page cache first. For each label it prints the wall and CPU (user + system,
 from wait4, to the microsecond) minimum, first quartile and median, and the
 ratio of its quartile to the first label's.
@@ -45,10 +48,19 @@ def main():
     for _ in range(rounds):
         for spec in specs:
             label, command = spec.split("=", 1)
-            argv = [floor, trace] if command == "floor" else command.split() + ["-r", trace]
+            piped = command.startswith("|")
+            command = command.lstrip("|")
+            source = "-" if piped else trace
+            argv = [floor, source] if command == "floor" else command.split() + ["-r", source]
             start = time.perf_counter()
-            process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            feed = subprocess.Popen(["cat", trace], stdout=subprocess.PIPE) if piped else None
+            process = subprocess.Popen(argv, stdin=feed.stdout if feed else None,
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if feed:
+                feed.stdout.close()  # the command holds the only reading end
             _, status, usage = os.wait4(process.pid, 0)
+            if feed:
+                feed.wait()
             wall[label].append(time.perf_counter() - start)
             cpu[label].append(usage.ru_utime + usage.ru_stime)
             if status != 0:
