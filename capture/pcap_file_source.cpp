@@ -350,11 +350,15 @@ bool PcapFileSource::fill(std::size_t needed) {
         }
         // Appending never touches bytes before end_: no frame lies there.
         if (pipe_ != nullptr) {  // what the pipe holds now, not a whole block: see PipeInput
-            const ssize_t got = pipe_->read_some(block_.get() + end_, capacity_ - end_);
+            const ssize_t got = pipe_->read_some(block_.get() + end_, capacity_ - end_,
+                                                 PipeInput::OnSignal::give_up);
             if (got > 0) {
                 end_ += static_cast<std::size_t>(got);
             } else if (got == 0) {
                 at_eof_ = true;
+            } else if (errno == EINTR) {
+                interrupted_ = true;  // the bytes from begin_ on stay: the caller retries
+                return false;
             } else {
                 read_error_ = true;
                 read_errno_ = errno;
@@ -388,6 +392,11 @@ ReadStatus PcapFileSource::damaged(std::string message) {
     return ReadStatus::damaged;
 }
 
+ReadStatus PcapFileSource::interruption() noexcept {
+    interrupted_ = false;
+    return ReadStatus::interrupted;
+}
+
 ReadStatus PcapFileSource::read_failed() {
     return damaged(std::string("error reading dump file: ") + std::strerror(read_errno_));
 }
@@ -409,11 +418,13 @@ ReadStatus PcapFileSource::next_in_place(Frame& frame) {
     if (pcapng_) return next_pcapng(frame);
     for (;;) {
         if (!fill(record_header_bytes)) {
+            if (interrupted_) return interruption();
             return header_missing("truncated dump file; tried to read %llu header bytes, only got %llu",
                                   record_header_bytes);
         }
+        // The header stays unread until the record is whole: an interrupted
+        // wait for the rest starts again from it.
         const RecordHeader header = read_record_header(block_.get() + begin_);
-        begin_ += record_header_bytes;
 
         if (header.caplen > max_record_length) {
             char text[160];
@@ -428,16 +439,17 @@ ReadStatus PcapFileSource::next_in_place(Frame& frame) {
             }
             return damaged(text);
         }
-        if (!fill(header.caplen)) {
-            const std::size_t have = end_ - begin_;
+        if (!fill(record_header_bytes + header.caplen)) {
+            if (interrupted_) return interruption();
+            const std::size_t have = end_ - begin_ - record_header_bytes;
             if (read_error_) return read_failed();
             // libpcap first reads min(caplen, snapshot) bytes, then discards the rest.
             const std::uint32_t first = header.caplen > snapshot_ ? snapshot_ : header.caplen;
             return damaged(format("truncated dump file; tried to read %llu captured bytes, only got %llu",
                                   have < first ? first : header.caplen, have));
         }
-        const std::uint8_t* data = block_.get() + begin_;
-        begin_ += header.caplen;
+        const std::uint8_t* data = block_.get() + begin_ + record_header_bytes;
+        begin_ += record_header_bytes + header.caplen;
         if (to_frame(header, data, frame)) return ReadStatus::frame;
     }
 }
@@ -543,6 +555,7 @@ PcapFileSource::RecordHeader PcapFileSource::pcapng_record_header(
 ReadStatus PcapFileSource::next_pcapng(Frame& frame) {
     for (;;) {
         if (!fill(pcapng_block_header_bytes)) {
+            if (interrupted_) return interruption();
             return header_missing("truncated pcapng dump file; tried to read %llu bytes, only got %llu",
                                   pcapng_block_header_bytes);
         }
@@ -560,6 +573,7 @@ ReadStatus PcapFileSource::next_pcapng(Frame& frame) {
             return damaged(format("pcapng block size %llu > maximum %llu", length, pcapng_max_block_bytes));
         }
         if (!fill(length)) {
+            if (interrupted_) return interruption();
             if (read_error_) return read_failed();
             return damaged(format("truncated pcapng dump file; tried to read %llu bytes, only got %llu",
                                   length - pcapng_block_header_bytes,

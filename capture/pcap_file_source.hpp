@@ -62,6 +62,10 @@ enum class ReadStatus {
     frame,        // a frame was read
     end_of_file,  // clean end
     damaged,      // the file is cut short or corrupt: damage_message() says how
+    /// A signal arrived while the walk waited for a pipe to deliver more
+    /// (SIGINT or SIGTERM, whose handlers do not restart the read): no frame
+    /// is lost, and the next call goes on where this one stopped.
+    interrupted,
 };
 
 /// Who walks the records of a capture file.
@@ -145,6 +149,7 @@ private:
     bool to_frame(const RecordHeader& header, const std::uint8_t* data, Frame& frame) const;
     bool fill(std::size_t needed);
     ReadStatus damaged(std::string message);
+    ReadStatus interruption() noexcept;
     ReadStatus read_failed();
     ReadStatus header_missing(const char* pattern, std::size_t wanted);
     void release_block() noexcept;
@@ -180,6 +185,7 @@ private:
     std::size_t end_ = 0;    // one past the last byte read into block_
     bool at_eof_ = false;
     bool read_error_ = false;
+    bool interrupted_ = false;  // fill() gave up its wait for a pipe on a signal
     int read_errno_ = 0;
 };
 

@@ -39,14 +39,15 @@ void PipeInput::forget() {
     buffer_start_ = position_;
 }
 
-ssize_t PipeInput::read_descriptor(std::uint8_t* out, std::size_t max) const noexcept {
+ssize_t PipeInput::read_descriptor(std::uint8_t* out, std::size_t max,
+                                   OnSignal on_signal) const noexcept {
     for (;;) {
         const ssize_t got = ::read(fd_, out, max);
-        if (got >= 0 || errno != EINTR) return got;
+        if (got >= 0 || errno != EINTR || on_signal == OnSignal::give_up) return got;
     }
 }
 
-ssize_t PipeInput::read_some(std::uint8_t* out, std::size_t max) {
+ssize_t PipeInput::read_some(std::uint8_t* out, std::size_t max, OnSignal on_signal) {
     if (buffered() == 0) {
         if (keeping_ && filled_ + read_ahead_bytes > keep_limit_) forget();
         if (keeping_) {
@@ -57,7 +58,7 @@ ssize_t PipeInput::read_some(std::uint8_t* out, std::size_t max) {
             buffer_start_ = position_;
             filled_ = 0;
             if (max >= read_ahead_bytes) {  // the walk's reads go straight to its block
-                const ssize_t got = read_descriptor(out, max);
+                const ssize_t got = read_descriptor(out, max, on_signal);
                 if (got > 0) {
                     position_ += static_cast<std::uint64_t>(got);
                     buffer_start_ = position_;
@@ -66,7 +67,7 @@ ssize_t PipeInput::read_some(std::uint8_t* out, std::size_t max) {
             }
             buffer_.resize(read_ahead_bytes);
         }
-        const ssize_t got = read_descriptor(buffer_.data() + filled_, read_ahead_bytes);
+        const ssize_t got = read_descriptor(buffer_.data() + filled_, read_ahead_bytes, on_signal);
         if (got <= 0) return got;
         filled_ += static_cast<std::size_t>(got);
     }

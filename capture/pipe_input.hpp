@@ -38,16 +38,21 @@ public:
     bool keeps_all() const noexcept { return keeping_; }
     /// Stops keeping; the bytes before the current position are let go.
     void forget();
+    /// What a signal handler that does not restart reads (the replay's
+    /// SIGINT/SIGTERM) does to a wait for the pipe: nothing (stdio's reads, on
+    /// behalf of libpcap, which would call it damage), or end it (the walk's).
+    enum class OnSignal { keep_waiting, give_up };
     /// At most `max` (> 0) bytes from the current position into `out`: what
     /// is buffered, else one read of the descriptor (which waits for at least
-    /// one byte). Returns 0 at the end, -1 on a read error (errno set).
-    ssize_t read_some(std::uint8_t* out, std::size_t max);
+    /// one byte). Returns 0 at the end, -1 on a read error (errno set; EINTR
+    /// when a signal ended the wait under give_up, nothing read).
+    ssize_t read_some(std::uint8_t* out, std::size_t max, OnSignal on_signal = OnSignal::keep_waiting);
     /// Bytes read through the stream or read_some() so far.
     std::uint64_t position() const noexcept { return position_; }
 
 private:
     PipeInput(int fd, std::size_t keep_limit) : fd_(fd), keep_limit_(keep_limit) {}
-    ssize_t read_descriptor(std::uint8_t* out, std::size_t max) const noexcept;
+    ssize_t read_descriptor(std::uint8_t* out, std::size_t max, OnSignal on_signal) const noexcept;
     std::size_t buffered() const noexcept {
         return static_cast<std::size_t>(buffer_start_ + filled_ - position_);
     }

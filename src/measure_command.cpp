@@ -75,6 +75,8 @@ volatile std::sig_atomic_t stop_requested = 0;
 
 extern "C" void request_stop(int) { stop_requested = 1; }
 
+// No SA_RESTART: a wait for a pipe (-r -) ends, and the loop sees the stop
+// (ReadStatus::interrupted).
 void install_stop_handlers() {
     struct sigaction action {};
     action.sa_handler = request_stop;
@@ -218,6 +220,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
             if (left < batch.size()) batch = batch.first(static_cast<std::size_t>(left));
         }
         const std::size_t n = stream.next_batch(batch, link);
+        if (n == 0 && stream.interrupted()) continue;  // the loop's condition tells a stop
         if (n == 0) break;
         pipeline.on_frames(batch.first(n), link, stream.frame_storage());
     }

@@ -1,6 +1,9 @@
 #include "src/measurement_worker.hpp"
 
+#include <pthread.h>
+
 #include <chrono>
+#include <csignal>
 #include <utility>
 
 namespace flowsketch::app {
@@ -27,11 +30,30 @@ void wait_for(const std::atomic<std::uint32_t>& counter, Ready ready) {
     }
 }
 
+// A thread that never takes SIGINT, SIGTERM or SIGHUP: the thread that
+// reads must, so that they end its wait for a pipe (ReadStatus::interrupted)
+// or reach its event loop. A new thread inherits the creator's mask.
+template <class Body>
+std::thread thread_without_stop_signals(Body body) {
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigset_t previous;
+    pthread_sigmask(SIG_BLOCK, &stop, &previous);
+    struct Restore {
+        const sigset_t& mask;
+        ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+    } restore{previous};
+    return std::thread(std::move(body));
+}
+
 }  // namespace
 
 MeasurementWorker::MeasurementWorker(core::FlowMeasurement& measurement,
                                      const capture::DecodeLimits& limits)
-    : measurement_(measurement), limits_(limits), thread_([this] { run(); }) {}
+    : measurement_(measurement), limits_(limits), thread_(thread_without_stop_signals([this] { run(); })) {}
 
 MeasurementWorker::~MeasurementWorker() {
     drain();

@@ -16,6 +16,7 @@ bool ReplayStream::next(capture::Frame& frame, int& link_type) {
 }
 
 std::size_t ReplayStream::next_batch(std::span<capture::Frame> frames, int& link_type) {
+    interrupted_ = false;
     while (current_ < sources_.size()) {
         capture::PcapFileSource& source = *sources_[current_];
         capture::ReadStatus status = capture::ReadStatus::frame;
@@ -23,6 +24,10 @@ std::size_t ReplayStream::next_batch(std::span<capture::Frame> frames, int& link
         if (n > 0) {
             link_type = source.link_type();
             return n;
+        }
+        if (status == capture::ReadStatus::interrupted) {
+            interrupted_ = true;
+            return 0;
         }
         end_current(status);
     }
@@ -71,6 +76,16 @@ void PacedReplay::step() {
     for (int handled = 0; handled < slice; ++handled) {
         if (!has_pending_) {
             if ((count_ != 0 && frames_ >= count_) || !stream_.next(pending_, pending_link_)) {
+                if (stream_.interrupted()) {
+                    // A signal ended the wait for a pipe. Through the reactor,
+                    // which runs the signal's handler first (a post would read
+                    // again before it): on SIGINT/SIGTERM that cancels the timer.
+                    timer_.expires_after(std::chrono::milliseconds(1));
+                    timer_.async_wait([this](const boost::system::error_code& ec) {
+                        if (!ec) step();
+                    });
+                    return;
+                }
                 finish();
                 if (!keep_serving_) io_.stop();
                 return;

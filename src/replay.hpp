@@ -27,8 +27,11 @@ public:
     bool next(capture::Frame& frame, int& link_type);
     /// The next frames, all of one file and so of one link type (at most
     /// frames.size(), which must not be 0; see PcapFileSource::next_batch);
-    /// 0 at the end of the last file.
+    /// 0 at the end of the last file, or when interrupted().
     std::size_t next_batch(std::span<capture::Frame> frames, int& link_type);
+    /// The last read returned nothing because a signal ended its wait for a
+    /// pipe (ReadStatus::interrupted); reading again goes on.
+    bool interrupted() const noexcept { return interrupted_; }
     /// What keeps the bytes of the last frames read (PcapFileSource::frame_storage).
     std::shared_ptr<const void> frame_storage() const {
         return current_ < sources_.size() ? sources_[current_]->frame_storage() : nullptr;
@@ -40,6 +43,7 @@ private:
     void end_current(capture::ReadStatus status);
 
     std::size_t current_ = 0;
+    bool interrupted_ = false;
 };
 
 /// Replays on an io_context, pacing frames so that packet time runs `speed`

@@ -92,6 +92,46 @@ INSTANTIATE_TEST_SUITE_P(Pcaps, SampleCapture, ::testing::ValuesIn(captures),
                              return name;
                          });
 
+// A capture from a pipe whose writer has paused (ssh probe tcpdump -w -):
+// SIGINT or SIGTERM ends the wait at once, and the final report counts
+// every packet the pipe delivered. The pipe is a FIFO this shell keeps open,
+// so only the signal can end the run; flowsketch's exit is timed from the kill.
+TEST(Replay, StopSignalsEndAWaitForAPipeWithTheFinalReport) {
+    const std::string capture = pcap_path("pcapplusplus-ipv6.pcapng");
+    const json whole = final_report(run_flowsketch("-r " + capture + " --interval 0 --format json"));
+    const std::string fifo = tmp_path("signal-fifo");
+    const std::string out = tmp_path("signal.out");
+    const std::string result = tmp_path("signal.result");
+    for (const char* mode : {"--threads 1", "--threads 2", "--speed 1000"}) {
+        for (const char* signal : {"INT", "TERM"}) {
+            SCOPED_TRACE(std::string(mode) + " SIG" + signal);
+            // Ready when its reading thread sleeps in the pipe's read (all of the
+            // capture taken), or after 10 s where /proc has no wchan.
+            const std::string script =
+                "set -u; rm -f " + fifo + "; mkfifo " + fifo + "\n" +
+                std::string(FLOWSKETCH_BINARY) + " -r - --interval 0 --format json " + mode +
+                " < " + fifo + " > " + out + " 2>/dev/null & pid=$!\n" +
+                "exec 3> " + fifo + "; cat " + capture + " >&3\n" +
+                "(sleep 30; kill -KILL $pid) </dev/null >/dev/null 2>&1 3>&- & watchdog=$!\n" +
+                "for i in $(seq 200); do grep -q pipe_read /proc/$pid/wchan 2>/dev/null && break; sleep 0.05; done\n" +
+                "start=$(date +%s%N); kill -" + signal + " $pid; wait $pid; status=$?; end=$(date +%s%N)\n" +
+                "kill $watchdog; exec 3>&-; rm -f " + fifo + "\n" +
+                "echo $status $(( (end - start) / 1000000 )) > " + result + "\n";
+            ASSERT_EQ(std::system(("bash -c '" + script + "'").c_str()), 0);
+            int status = -1;
+            long elapsed_ms = -1;
+            std::istringstream(read_file(result)) >> status >> elapsed_ms;
+            EXPECT_EQ(status, 0) << "137: still waiting when the watchdog killed it";
+            EXPECT_LT(elapsed_ms, 5000);
+            RunResult run;
+            run.out = read_file(out);
+            const json report = final_report(run);
+            EXPECT_EQ(report.value("packets", 0), whole.at("packets").get<int>());
+            EXPECT_EQ(report.value("frames", 0), whole.at("frames").get<int>());
+        }
+    }
+}
+
 TEST(Replay, FilesFormOneStreamInOrder) {
     const std::string a = pcap_path("zeek-mixed-vlan-mpls.pcap");
     const std::string b = pcap_path("pcapplusplus-ipv6.pcapng");

@@ -4,10 +4,13 @@
 // same frames, byte for byte, then the same end: clean, or damage with the
 // same message.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -666,6 +669,77 @@ TEST(PcapFileSource, PipedFramesComeAsTheyAreWritten) {
         EXPECT_FALSE(waited_in_vain) << (pcapng ? "pcapng" : "pcap")
                                      << ": the reader waited for bytes not yet written";
     }
+}
+
+extern "C" void ignore_signal(int) {}
+
+// SIGINT or SIGTERM (handlers without SA_RESTART) while the walk waits for a
+// pipe, here in the middle of a record or block: next_batch returns nothing,
+// status interrupted, and once the writer goes on the walk does too, with
+// every frame and no damage.
+TEST(PcapFileSource, ASignalEndsTheWaitForAPipeAndLosesNothing) {
+    struct sigaction action {};
+    action.sa_handler = ignore_signal;  // a handler, and no SA_RESTART: reads return EINTR
+    struct sigaction previous {};
+    ASSERT_EQ(::sigaction(SIGUSR1, &action, &previous), 0);
+    for (const bool pcapng : {false, true}) {
+        Bytes whole;
+        if (pcapng) {
+            PcapngWriter ng(false);
+            ng.interface(1, 65535);
+            for (std::uint16_t port = 1; port <= 4; ++port) ng.packet(0, port, frame_bytes(port, 100));
+            whole = ng.bytes();
+        } else {
+            PcapWriter w;
+            for (std::uint16_t port = 1; port <= 4; ++port) w.record(port, 0, frame_bytes(port, 100));
+            whole = w.bytes();
+        }
+        Walk reference, ignored;
+        ASSERT_TRUE(walk_both(whole, "", ignored, reference));
+        const std::size_t cut = whole.size() - 50;  // inside the last record or block
+        int fds[2];
+        ASSERT_EQ(::pipe(fds), 0);
+        ASSERT_EQ(::write(fds[1], whole.data(), cut), static_cast<ssize_t>(cut));
+        std::atomic<bool> interrupted{false};
+        Walk walked;
+        std::thread reader([&] {
+            PcapFileSource source(fds[0], "pipe", "");
+            std::vector<Frame> frames(256);
+            for (;;) {
+                ReadStatus status = ReadStatus::frame;
+                const std::size_t n = source.next_batch(std::span<Frame>(frames), status);
+                if (status == ReadStatus::interrupted) {
+                    EXPECT_EQ(n, 0u);
+                    EXPECT_EQ(walked.records.size(), 3u) << "every whole record before the wait";
+                    interrupted = true;
+                    continue;
+                }
+                if (n == 0) {
+                    walked.end = status;
+                    walked.damage = source.damage_message();
+                    return;
+                }
+                for (std::size_t i = 0; i < n; ++i) {
+                    walked.records.push_back({frames[i].timestamp_ns, frames[i].captured_length,
+                                              frames[i].wire_length,
+                                              Bytes(frames[i].data, frames[i].data + frames[i].captured_length)});
+                }
+            }
+        });
+        // Until the reader reports it: a signal that lands before its read is lost on the handler.
+        for (int i = 0; i < 200 && !interrupted; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+            pthread_kill(reader.native_handle(), SIGUSR1);
+        }
+        EXPECT_TRUE(interrupted.load()) << (pcapng ? "pcapng" : "pcap");
+        ASSERT_EQ(::write(fds[1], whole.data() + cut, whole.size() - cut),
+                  static_cast<ssize_t>(whole.size() - cut));
+        ::close(fds[1]);
+        reader.join();
+        ::close(fds[0]);
+        expect_same(walked, reference, pcapng ? "pcapng, interrupted" : "pcap, interrupted");
+    }
+    ::sigaction(SIGUSR1, &previous, nullptr);
 }
 
 // libpcap reads up to the first interface at open; past 64 MiB the walk does
