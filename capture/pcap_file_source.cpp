@@ -143,7 +143,8 @@ PcapFileSource::PcapFileSource(int descriptor, const std::string& name, const st
     open_pipe(descriptor, filter, reader);
 }
 
-void PcapFileSource::open_stream(std::FILE* stream, const std::string& filter, RecordReader reader) {
+void PcapFileSource::open_stream(std::FILE* stream, const std::string& filter,
+                                 RecordReader reader) {
     char errbuf[PCAP_ERRBUF_SIZE] = {};
     handle_ = pcap_fopen_offline_with_tstamp_precision(stream, PCAP_TSTAMP_PRECISION_NANO, errbuf);
     if (handle_ == nullptr) {
@@ -206,7 +207,7 @@ void PcapFileSource::choose_reader(RecordReader reader) {
     if (opened_at < static_cast<off_t>(file_header_bytes)) return;
     if (pipe_ != nullptr && !pipe_->keeps_all()) return;  // libpcap read too much to look back on
     std::uint8_t header[file_header_bytes];
-    if (fseeko(stream, 0, SEEK_SET) != 0) return;  // stdin: not seekable, libpcap reads it
+    if (fseeko(stream, 0, SEEK_SET) != 0) return;  // a stream that cannot seek: libpcap reads it
     const std::size_t got = std::fread(header, 1, sizeof header, stream);
     bool pcapng_started = false;
     if (got == sizeof header && load32(header, false) == pcapng_section_header) {

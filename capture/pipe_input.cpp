@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <new>
 
 namespace flowsketch::capture {
 
@@ -77,9 +78,16 @@ ssize_t PipeInput::read_some(std::uint8_t* out, std::size_t max, OnSignal on_sig
     return static_cast<ssize_t>(n);
 }
 
+// Called by stdio, which is C: no exception may leave (keeping may allocate).
 ssize_t PipeInput::stream_read(void* cookie, char* out, std::size_t size) {
     if (size == 0) return 0;
-    return static_cast<PipeInput*>(cookie)->read_some(reinterpret_cast<std::uint8_t*>(out), size);
+    try {
+        auto* bytes = reinterpret_cast<std::uint8_t*>(out);
+        return static_cast<PipeInput*>(cookie)->read_some(bytes, size);
+    } catch (const std::bad_alloc&) {
+        errno = ENOMEM;
+        return -1;
+    }
 }
 
 // Any kept position, or where the stream already is (ftello asks that).

@@ -46,7 +46,8 @@ public:
     /// is buffered, else one read of the descriptor (which waits for at least
     /// one byte). Returns 0 at the end, -1 on a read error (errno set; EINTR
     /// when a signal ended the wait under give_up, nothing read).
-    ssize_t read_some(std::uint8_t* out, std::size_t max, OnSignal on_signal = OnSignal::keep_waiting);
+    ssize_t read_some(std::uint8_t* out, std::size_t max,
+                      OnSignal on_signal = OnSignal::keep_waiting);
     /// Bytes read through the stream or read_some() so far.
     std::uint64_t position() const noexcept { return position_; }
 

@@ -345,7 +345,8 @@ int run_measure(const MeasureOptions& options) {
 void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     auto options = std::make_shared<MeasureOptions>();
     app.add_option("-r,--read", options->files,
-                   "Capture file to replay (pcap or pcapng; - reads standard input; repeat: files form one stream in order)")
+                   "Capture file to replay (pcap or pcapng; - reads standard input; "
+                   "repeat: files form one stream in order)")
         ->type_name("FILE")
         ->allow_extra_args(false);  // -r A tcp: "tcp" starts the filter, not a second file
     app.add_option("-i,--interface", options->interfaces,

@@ -53,7 +53,9 @@ std::thread thread_without_stop_signals(Body body) {
 
 MeasurementWorker::MeasurementWorker(core::FlowMeasurement& measurement,
                                      const capture::DecodeLimits& limits)
-    : measurement_(measurement), limits_(limits), thread_(thread_without_stop_signals([this] { run(); })) {}
+    : measurement_(measurement),
+      limits_(limits),
+      thread_(thread_without_stop_signals([this] { run(); })) {}
 
 MeasurementWorker::~MeasurementWorker() {
     drain();
