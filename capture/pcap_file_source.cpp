@@ -1,6 +1,8 @@
 #include "capture/pcap_file_source.hpp"
 
+#include <fcntl.h>
 #include <pcap/pcap.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -121,6 +123,20 @@ PcapFileSource::PcapFileSource(const std::string& path, const std::string& filte
     if (path == "-") {
         path_ = "stdin";  // in messages
         open_pipe(STDIN_FILENO, filter, reader);
+        return;
+    }
+    // A named pipe, or bash's <(zstd -dc trace.pcap.zst) (/dev/fd/N): walked
+    // in place like stdin, where libpcap would read it record by record.
+    struct stat status {};
+    if (::stat(path.c_str(), &status) == 0 && S_ISFIFO(status.st_mode)) {
+        owned_descriptor_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (owned_descriptor_ < 0) throw CaptureError(path + ": " + std::strerror(errno));
+        try {
+            open_pipe(owned_descriptor_, filter, reader);
+        } catch (...) {
+            ::close(owned_descriptor_);
+            throw;
+        }
         return;
     }
     char errbuf[PCAP_ERRBUF_SIZE] = {};
@@ -287,6 +303,7 @@ bool PcapFileSource::start_pcapng_walk(std::FILE* stream, std::int64_t opened_at
 PcapFileSource::~PcapFileSource() {
     program_.reset();
     if (handle_ != nullptr) pcap_close(handle_);
+    if (owned_descriptor_ >= 0) ::close(owned_descriptor_);  // after the stream over it
 }
 
 ReadStatus PcapFileSource::next(Frame& frame) {

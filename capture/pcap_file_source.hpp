@@ -8,10 +8,10 @@
 // run with pcap_offline_filter. The in-place walk follows libpcap's rules to
 // the byte (same frames, lengths, timestamps, errors and messages; a
 // differential test and the capture fuzz target hold it to that). A pipe
-// (`-` is stdin) is walked in place too, through a PipeInput that lets the
-// walk look back at the start libpcap read. Old pcap versions and the few
-// files libpcap rewrites frames of (byte-swapped Linux cooked captures) stay
-// entirely with libpcap.
+// (`-` is stdin, or a path that names one) is walked in place too, through a
+// PipeInput that lets the walk look back at the start libpcap read. Old pcap
+// versions and the few files libpcap rewrites frames of (byte-swapped Linux
+// cooked captures) stay entirely with libpcap.
 #pragma once
 
 #include <cstdint>
@@ -76,8 +76,9 @@ enum class RecordReader {
 
 class PcapFileSource {
 public:
-    /// Opens `path` ("-": standard input, as a pipe, named "stdin" in
-    /// messages) and compiles `filter` (empty: none) against its link type.
+    /// Opens `path` ("-": standard input, named "stdin" in messages; read as
+    /// a pipe, as is a path that names one) and compiles `filter` (empty:
+    /// none) against its link type.
     /// Throws CaptureError (file missing, not a capture) or FilterError.
     PcapFileSource(const std::string& path, const std::string& filter,
                    RecordReader reader = RecordReader::automatic);
@@ -164,6 +165,7 @@ private:
     bool pcapng_ = false;
     std::FILE* stream_ = nullptr;  // libpcap's stream, positioned after what it read at open
     PipeInput* pipe_ = nullptr;    // the stream's reader when it is a pipe (freed with the stream)
+    int owned_descriptor_ = -1;    // a named pipe this source opened
     bool swapped_ = false;         // file written in the other byte order (pcapng: every section)
     bool microseconds_ = false;    // classic µs timestamps (scaled to ns, as libpcap does)
     std::uint32_t snapshot_ = 0;   // libpcap's adjusted snapshot length

@@ -112,9 +112,10 @@ std::string without_memory_bytes(std::string text) {
 }
 
 // pcapng is walked in place as classic pcap is, and so is either through a
-// pipe (with --threads 2 the frames are decoded on the second thread while
-// the reader reads on): the same packets as pcapng or from a pipe give the
-// same reports, byte for byte, as classic pcap, with either thread count.
+// pipe, stdin or a path that names one (with --threads 2 the frames are
+// decoded on the second thread while the reader reads on): the same packets
+// as pcapng or from a pipe give the same reports, byte for byte, as classic
+// pcap, with either thread count.
 TEST(CaptureFormats, PcapngAndPipedReportsAreTheClassicReportsWithEitherThreadCount) {
     const std::string traffic =
         " --packets 300000 --flows 3000 --ipv6 0.3 --vlan 0.2 --syn-flood 20000 --seed 11";
@@ -129,12 +130,23 @@ TEST(CaptureFormats, PcapngAndPipedReportsAreTheClassicReportsWithEitherThreadCo
     std::string reference;
     for (const std::string& path : {classic, ng}) {
         for (const char* threads : {"1", "2"}) {
-            for (const bool piped : {false, true}) {
-                SCOPED_TRACE(path + " --threads " + threads + (piped ? " through a pipe" : ""));
-                const std::string input = piped ? "-" : path;
+            for (const char* via : {"file", "stdin", "named pipe"}) {
+                SCOPED_TRACE(path + " --threads " + threads + " from a " + via);
+                const std::string via_stdin = via == std::string("stdin") ? path : "";
+                // A FIFO this shell makes and feeds (bash's <(cat FILE) is one too, but sh has none).
+                const std::string fifo = tmp_path("formats-fifo");
+                const std::string input = via == std::string("file")    ? path
+                                          : via == std::string("stdin") ? "-"
+                                                                        : fifo;
+                if (via == std::string("named pipe")) {
+                    std::remove(fifo.c_str());
+                    const std::string feed = "mkfifo " + fifo + " && (cat " + path + " > " + fifo + " &)";
+                    ASSERT_EQ(std::system(feed.c_str()), 0);
+                }
                 const RunResult run = run_flowsketch(
                     "-r " + input + " --threads " + threads + " --interval 1 --format json",
-                    piped ? path : "");
+                    via_stdin);
+                std::remove(fifo.c_str());
                 ASSERT_EQ(run.exit_code, 0) << run.err;
                 const std::string reports = without_memory_bytes(run.out);
                 EXPECT_GE(lines_of(reports).size(), 4u) << "several intervals and the final report";

@@ -4,7 +4,9 @@
 // same frames, byte for byte, then the same end: clean, or damage with the
 // same message.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -669,6 +671,40 @@ TEST(PcapFileSource, PipedFramesComeAsTheyAreWritten) {
         EXPECT_FALSE(waited_in_vain) << (pcapng ? "pcapng" : "pcap")
                                      << ": the reader waited for bytes not yet written";
     }
+}
+
+// A path that names a pipe (mkfifo, or bash's <(zstd -dc ...) as /dev/fd/N)
+// is read as -r - reads stdin: in place, the same frames.
+TEST(PcapFileSource, NamedPipesAreWalkedInPlace) {
+    PcapngWriter ng(false);
+    ng.interface(1, 65535);
+    for (std::uint32_t i = 0; i < 3000; ++i) {
+        ng.packet(0, i, frame_bytes(static_cast<std::uint16_t>(i), 1 + (i * 37) % 1400));
+    }
+    const Bytes bytes = ng.bytes();
+    Walk reference, ignored;
+    ASSERT_TRUE(walk_both(bytes, "", ignored, reference));
+    const std::string fifo =
+        std::string(FLOWSKETCH_TEST_TMP) + "/named-pipe-" + std::to_string(::getpid());
+    ::unlink(fifo.c_str());
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] {
+        const int fd = ::open(fifo.c_str(), O_WRONLY);  // waits for the reader to open
+        ASSERT_GE(fd, 0);
+        for (std::size_t at = 0; at < bytes.size();) {
+            const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+            if (n <= 0) break;
+            at += static_cast<std::size_t>(n);
+        }
+        ::close(fd);
+    });
+    {
+        PcapFileSource source(fifo, "");
+        EXPECT_TRUE(source.reads_in_place());
+        expect_same(walk_in_batches(source), reference, "named pipe");
+    }
+    writer.join();
+    ::unlink(fifo.c_str());
 }
 
 extern "C" void ignore_signal(int) {}
