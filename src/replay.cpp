@@ -61,6 +61,7 @@ PacedReplay::PacedReplay(boost::asio::io_context& io, ReplayStream& stream, Pipe
 void PacedReplay::start() {
     signals_.async_wait([this](const boost::system::error_code& ec, int) {
         if (ec) return;
+        keep_serving_ = false;  // the endpoint goes with the loop: no "serving metrics" line
         timer_.cancel();
         finish();
         io_.stop();
