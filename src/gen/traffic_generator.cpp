@@ -1027,12 +1027,14 @@ void write_lifetime_truth(BufferedFile& file, const GenConfig& config,
     file.append(std::string_view(out.data(), out.size()));
 }
 
-/// Seconds field of a packet's pcap timestamp; throws past what classic pcap holds.
+/// Seconds field of a packet's pcap timestamp; throws past what classic pcap
+/// holds (gen writes pcapng within the same range: flowsketch clamps at 2116).
 std::uint32_t pcap_seconds(const GenConfig& config, std::uint64_t time_us, std::uint64_t index) {
     const std::uint64_t seconds = config.start + time_us / us_per_s;
     if (seconds > std::numeric_limits<std::uint32_t>::max()) {
         throw std::runtime_error(
-            fmt::format("packet {} falls after 2106-02-07, past what classic pcap timestamps hold; "
+            fmt::format("packet {} falls after 2106-02-07, past the 32-bit seconds of classic pcap "
+                        "timestamps (gen keeps pcapng within them too); "
                         "lower --start or --packets, or raise --rate",
                         index + 1));
     }

@@ -513,6 +513,24 @@ TEST(Gen, RejectsInvalidOptions) {
                                "60:1,65535:0.001", "--rate", "1e9"}));
 }
 
+// Timestamps past 2106 do not fit classic pcap's 32-bit seconds: a clear
+// error in either format, never wrapped seconds.
+TEST(Gen, PacketsPast2106AreRefusedInEitherFormat) {
+    for (const char* format : {"pcap", "pcapng"}) {
+        const std::string err = tmp_path("late.err");
+        const int status = std::system((std::string(FLOWSKETCH_BINARY) + " gen --out " +
+                                        tmp_path("late.pcap") +
+                                        " --packets 100 --rate 10 --start 4294967290 --format " +
+                                        format + " 2>" + err)
+                                           .c_str());
+        ASSERT_TRUE(WIFEXITED(status));
+        EXPECT_EQ(WEXITSTATUS(status), 1) << format;
+        const std::string message = read_bytes(err);
+        EXPECT_NE(message.find("falls after 2106-02-07"), std::string::npos) << message;
+        EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 1) << message;
+    }
+}
+
 TEST(Gen, UsageErrorExitsWithTwoAndIoErrorWithOne) {
     const std::string bin = FLOWSKETCH_BINARY;
     const int usage = std::system((bin + " gen --out /dev/null --packets 0 2>/dev/null").c_str());
