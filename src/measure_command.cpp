@@ -1,5 +1,7 @@
 // The default command: replay capture files (-r) through the pipeline.
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -92,6 +94,27 @@ std::string join(const std::vector<std::string>& words) {
         out += word;
     }
     return out;
+}
+
+// Two -r inputs that are one pipe (stdin and /dev/stdin, a FIFO named twice)
+// would each get part of its bytes: the message naming them, or "".
+std::string pipe_read_twice(const std::vector<std::string>& files) {
+    std::vector<std::pair<std::pair<dev_t, ino_t>, std::string>> pipes;
+    for (const std::string& file : files) {
+        struct stat status {};
+        const int found =
+            file == "-" ? ::fstat(STDIN_FILENO, &status) : ::stat(file.c_str(), &status);
+        if (found != 0 || !S_ISFIFO(status.st_mode)) continue;
+        const std::pair<dev_t, ino_t> id{status.st_dev, status.st_ino};
+        for (const auto& [seen, name] : pipes) {
+            if (seen == id) {
+                return fmt::format("-r {} and -r {} are the same pipe, which can be read only once",
+                                   name, file);
+            }
+        }
+        pipes.emplace_back(id, file);
+    }
+    return {};
 }
 
 int fail(int code, const std::string& message) {
@@ -274,6 +297,9 @@ int run_measure(const MeasureOptions& options) {
     }
     if (std::count(options.files.begin(), options.files.end(), "-") > 1) {
         return fail(exit_usage_error, "-r - (standard input) can be given only once");
+    }
+    if (const std::string twice = pipe_read_twice(options.files); !twice.empty()) {
+        return fail(exit_usage_error, twice);
     }
     if (!options.user.empty() && options.interfaces.empty()) {
         return fail(exit_usage_error, "-Z drops privileges after opening interfaces: it needs -i");

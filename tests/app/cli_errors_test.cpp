@@ -132,6 +132,21 @@ TEST(CliErrors, StandardInputTwiceIsUsageError) {
     expect_one_line_naming(run, "-r - (standard input)");
 }
 
+// Any two names of one pipe: each source would get part of its bytes.
+TEST(CliErrors, OnePipeTwiceIsUsageError) {
+    const RunResult both = run_flowsketch("-r - -r /dev/stdin", pcap_path("pcapplusplus-sll.pcap"));
+    EXPECT_EQ(both.exit_code, 2);
+    expect_one_line_naming(both, "-r - and -r /dev/stdin are the same pipe");
+
+    const std::string fifo = tmp_path("named-twice");
+    std::remove(fifo.c_str());
+    ASSERT_EQ(std::system(("mkfifo " + fifo).c_str()), 0);
+    const RunResult named = run_flowsketch("-r " + fifo + " -r " + fifo);  // refused before opening
+    std::remove(fifo.c_str());
+    EXPECT_EQ(named.exit_code, 2);
+    expect_one_line_naming(named, "are the same pipe");
+}
+
 // From a pipe as from a file: what is not a capture is named (as stdin), and a
 // capture cut short keeps its packets before the cut.
 TEST(CliErrors, PipedInputIsCheckedAsAFileIs) {
