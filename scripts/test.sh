@@ -2,7 +2,8 @@
 # The whole test suite: install, then build and run ctest three times — a
 # normal optimised build, an AddressSanitizer+UndefinedBehaviorSanitizer build,
 # and a ThreadSanitizer build of the parts that run threads (the program, whose
-# --threads 2 and lab runs the app and lab tests drive, and the worker's tests).
+# --threads 2 and lab runs the app and lab tests drive, the worker's tests, and
+# the capture tests, which feed pipes from threads and signal a reading one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -21,11 +22,11 @@ echo "== tests under ASan+UBSan"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -j"$jobs" --timeout 900)
 
-echo "== build (ThreadSanitizer: the program and the app tests)"
+echo "== build (ThreadSanitizer: the program, the app and the capture tests)"
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
   -DFLOWSKETCH_SANITIZE_THREAD=ON -DFLOWSKETCH_BUILD_TESTS=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target flowsketch flowsketch_app_tests
-echo "== app and lab tests under ThreadSanitizer"
+cmake --build build-tsan -j"$jobs" --target flowsketch flowsketch_app_tests flowsketch_capture_tests
+echo "== app, lab and capture tests under ThreadSanitizer"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-(cd build-tsan && ctest --output-on-failure -j"$jobs" --timeout 900 -R '^(app|lab)[.]')
+(cd build-tsan && ctest --output-on-failure -j"$jobs" --timeout 900 -R '^(app|lab|capture)[.]')
 ./scripts/fuzz.sh 60  # bounded libFuzzer run of every target from its corpus
