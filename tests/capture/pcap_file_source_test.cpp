@@ -607,27 +607,33 @@ TEST(PcapFileSource, OtherFormatsStayWithLibpcap) {
 // ------------------------------------------------------------------ pipes
 // (Every file above also goes through a pipe, in walk_both.)
 
+// Four UDP frames as pcap or pcapng; `third_ends` is where the third one ends.
+Bytes four_frames(bool pcapng, std::size_t payload, std::size_t& third_ends) {
+    if (pcapng) {
+        PcapngWriter ng(false);
+        ng.interface(1, 65535);
+        for (std::uint16_t port = 1; port <= 4; ++port) {
+            if (port == 4) third_ends = ng.bytes().size();
+            ng.packet(0, port, frame_bytes(port, payload));
+        }
+        return ng.bytes();
+    }
+    PcapWriter w;
+    for (std::uint16_t port = 1; port <= 4; ++port) {
+        if (port == 4) third_ends = w.bytes().size();
+        w.record(port, 0, frame_bytes(port, payload));
+    }
+    return w.bytes();
+}
+
 // A writer that stops with its pipe open (tcpdump -w - between two bursts):
 // the frames it has written are handed out without waiting for the rest of
 // a read block, or for the writer to finish.
 TEST(PcapFileSource, PipedFramesComeAsTheyAreWritten) {
     for (const bool pcapng : {false, true}) {
         // Three frames, then a pause, then one more.
-        Bytes whole;
         std::size_t cut = 0;
-        if (pcapng) {
-            PcapngWriter ng(false);
-            ng.interface(1, 65535);
-            for (std::uint16_t port = 1; port <= 3; ++port) ng.packet(0, port, frame_bytes(port));
-            cut = ng.bytes().size();
-            ng.packet(0, 9, frame_bytes(9));
-            whole = ng.bytes();
-        } else {
-            PcapWriter w;
-            for (std::uint16_t port = 1; port <= 3; ++port) w.record(port, 0, frame_bytes(port));
-            cut = w.bytes().size();
-            whole = w.record(9, 0, frame_bytes(9)).bytes();
-        }
+        const Bytes whole = four_frames(pcapng, 20, cut);
         int fds[2];
         ASSERT_EQ(::pipe(fds), 0);
         std::mutex mutex;
@@ -691,11 +697,7 @@ TEST(PcapFileSource, NamedPipesAreWalkedInPlace) {
     std::thread writer([&] {
         const int fd = ::open(fifo.c_str(), O_WRONLY);  // waits for the reader to open
         ASSERT_GE(fd, 0);
-        for (std::size_t at = 0; at < bytes.size();) {
-            const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
-            if (n <= 0) break;
-            at += static_cast<std::size_t>(n);
-        }
+        testing::write_all(fd, bytes);
         ::close(fd);
     });
     {
@@ -719,20 +721,12 @@ TEST(PcapFileSource, ASignalEndsTheWaitForAPipeAndLosesNothing) {
     struct sigaction previous {};
     ASSERT_EQ(::sigaction(SIGUSR1, &action, &previous), 0);
     for (const bool pcapng : {false, true}) {
-        Bytes whole;
-        if (pcapng) {
-            PcapngWriter ng(false);
-            ng.interface(1, 65535);
-            for (std::uint16_t port = 1; port <= 4; ++port) ng.packet(0, port, frame_bytes(port, 100));
-            whole = ng.bytes();
-        } else {
-            PcapWriter w;
-            for (std::uint16_t port = 1; port <= 4; ++port) w.record(port, 0, frame_bytes(port, 100));
-            whole = w.bytes();
-        }
+        std::size_t third_ends = 0;
+        const Bytes whole = four_frames(pcapng, 100, third_ends);
         Walk reference, ignored;
         ASSERT_TRUE(walk_both(whole, "", ignored, reference));
         const std::size_t cut = whole.size() - 50;  // inside the last record or block
+        ASSERT_GT(cut, third_ends);
         int fds[2];
         ASSERT_EQ(::pipe(fds), 0);
         ASSERT_EQ(::write(fds[1], whole.data(), cut), static_cast<ssize_t>(cut));

@@ -11,6 +11,15 @@
 
 namespace flowsketch::testing {
 
+/// Writes all of `bytes` to `fd`; stops early when the reader has gone (EPIPE).
+inline void write_all(int fd, const std::vector<std::uint8_t>& bytes) {
+    for (std::size_t at = 0; at < bytes.size();) {
+        const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+        if (n <= 0) return;
+        at += static_cast<std::size_t>(n);
+    }
+}
+
 /// The reading end is the test's. A reader that stops early (a refused
 /// header, damage) lets the destructor close its end, which ends the writer
 /// (EPIPE; SIGPIPE is ignored).
@@ -22,11 +31,7 @@ public:
         if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
         read_end_ = fds[0];
         writer_ = std::thread([this, write_end = fds[1]] {
-            for (std::size_t at = 0; at < bytes_.size();) {
-                const ssize_t n = ::write(write_end, bytes_.data() + at, bytes_.size() - at);
-                if (n <= 0) break;
-                at += static_cast<std::size_t>(n);
-            }
+            write_all(write_end, bytes_);
             ::close(write_end);
         });
     }
