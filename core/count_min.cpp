@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/random.hpp"
+#include "core/simd.hpp"
 
 namespace flowsketch::core {
 namespace {
@@ -177,6 +178,8 @@ CountMinSketch::CountMinSketch(const CountMinParams& params) : params_(params) {
     width_reciprocal_ = std::numeric_limits<std::uint64_t>::max() / params.width;
     counters_.assign(static_cast<std::size_t>(cells), 0);
     totals_.assign(params.lanes, 0);
+    vector_add4_ = params.lanes == 4 && !params.conservative_update &&
+                   simd::level() == simd::Level::avx512;
     if (params.variant == CountMinVariant::standard) {
         SplitMix64 rng(params.seed ^ 0x636d732d726f7773ULL);  // "cms-rows"
         for (std::uint32_t row = 0; row < params.depth; ++row) {
@@ -306,6 +309,12 @@ void CountMinSketch::update_and_estimate_at(const std::uint32_t* cols,
                                             std::span<const std::uint64_t> weights,
                                             std::span<std::uint64_t> estimates) noexcept {
     const std::uint32_t lanes = params_.lanes;
+    if (vector_add4_) {  // 4 lanes, plain update: a cell is one 256-bit register
+        simd::count_min_add4_avx512(counters_.data(), std::uint64_t{params_.width} * 4,
+                                    params_.depth, cols, weights.data(), totals_.data(),
+                                    estimates.data());
+        return;
+    }
     if (params_.conservative_update) {
         update_at(cols, weights);
         for (std::uint32_t lane = 0; lane < lanes; ++lane) estimates[lane] = estimate_at(cols, lane);

@@ -175,6 +175,7 @@ private:
 
     CountMinParams params_;
     std::uint64_t width_reciprocal_ = 0;  // ⌊(2^64 − 1)/width⌋
+    bool vector_add4_ = false;  // 4 lanes, plain update, simd::level() avx512 at construction
     CacheAlignedVector<std::uint64_t> counters_;
     std::vector<std::uint64_t> totals_;
     // Standard variant: per-row coefficients of the pairwise-independent family.

@@ -326,6 +326,7 @@ FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
     seed1_ = config.seed == 0 ? 0 : mix64(config.seed ^ group_salt1);
     seed2_ = config.seed == 0 ? 0 : mix64(config.seed ^ group_salt2);
     blocked_ = config.kind == SeenFilterKind::blocked;
+    vector_kernels_ = blocked_ && simd::level() == simd::Level::avx512;
     if (blocked_) {
         constexpr double b = lifecycle_block_cells;
         blocks_ = m_ / lifecycle_block_cells;
@@ -427,39 +428,27 @@ void FlowLifecycle::touch(const std::uint64_t* pos, const Scan& s) noexcept {
     if (seg_new_ >= segment_flows) close_segment();
 }
 
-// The blocked filter's observe, on the block's 8 words at once: a nibble mask
-// of the probed cells, then one test of every word for a probed zero (new
-// flow) and for a probed cell not holding the current stamp, and one masked
-// write. Same result as generate, scan and touch, without the chain of loads
-// and stores through the same words. Tokens are two-choice's bookkeeping:
-// not kept here.
+// The blocked filter's observe, on the whole block at once (the words, or one
+// AVX-512 register): same result as generate, scan and touch, without the
+// chain of loads and stores through the same words. Tokens are two-choice's
+// bookkeeping: not kept here.
 FlowLifecycle::BlockResult FlowLifecycle::refresh_block(const Probes& probes) noexcept {
-    std::uint64_t mask[block_words] = {};
-    for_each_block_offset(probes.step, k_, [&](std::uint32_t offset) {
-        mask[offset >> 4] |= std::uint64_t{15} << ((offset & 15) << 2);
-    });
     std::uint64_t* cells = &cells_[probes.first >> 4];
-    const std::uint64_t stamp = nibble_ones * cur_stamp_;
-    std::uint64_t stale = 0;
-    std::uint64_t zeros = 0;  // per nibble: in how many words a probed cell is zero
-    for (std::uint32_t w = 0; w < block_words; ++w) {
-        stale |= (cells[w] ^ stamp) & mask[w];
-        zeros += ~nonzero_nibbles(cells[w]) & mask[w] & nibble_ones;
-    }
+    const simd::BlockRefresh refresh =
+        vector_kernels_ ? refresh_block_vector(cells, probes.step) : refresh_block_words(cells, probes.step);
     BlockResult result;
-    if (stale == 0) {
+    if (refresh.current) {
         result.current = true;
         return result;
     }
-    result.is_new = zeros != 0;
+    const std::uint32_t fresh = refresh.fresh;
+    result.is_new = fresh != 0;
     if (result.is_new) {
         ++new_flows_;
         ++seg_new_;
     } else {
         ++seg_moves_;
     }
-    for (std::uint32_t w = 0; w < block_words; ++w) cells[w] = (cells[w] & ~mask[w]) | (stamp & mask[w]);
-    const std::uint32_t fresh = sum_of_nibbles(zeros);
     if (fresh != 0) {
         nonzero_ += fresh;
         std::uint8_t& fill = block_nonzero_[probes.first / lifecycle_block_cells];
@@ -469,6 +458,49 @@ FlowLifecycle::BlockResult FlowLifecycle::refresh_block(const Probes& probes) no
     }
     if (seg_new_ >= segment_flows) close_segment();
     return result;
+}
+
+// Portable: a nibble mask of the probed cells, then one test of every word
+// for a probed zero (new flow) and for a probed cell not holding the current
+// stamp, and one masked write.
+simd::BlockRefresh FlowLifecycle::refresh_block_words(std::uint64_t* cells,
+                                                      std::uint64_t offsets) const noexcept {
+    std::uint64_t mask[block_words] = {};
+    for_each_block_offset(offsets, k_, [&](std::uint32_t offset) {
+        mask[offset >> 4] |= std::uint64_t{15} << ((offset & 15) << 2);
+    });
+    const std::uint64_t stamp = nibble_ones * cur_stamp_;
+    std::uint64_t stale = 0;
+    std::uint64_t zeros = 0;  // per nibble: in how many words a probed cell is zero
+    for (std::uint32_t w = 0; w < block_words; ++w) {
+        stale |= (cells[w] ^ stamp) & mask[w];
+        zeros += ~nonzero_nibbles(cells[w]) & mask[w] & nibble_ones;
+    }
+    simd::BlockRefresh result;
+    if (stale == 0) {
+        result.current = true;
+        return result;
+    }
+    for (std::uint32_t w = 0; w < block_words; ++w) cells[w] = (cells[w] & ~mask[w]) | (stamp & mask[w]);
+    result.fresh = sum_of_nibbles(zeros);
+    return result;
+}
+
+// AVX-512: the probed cells as two 64-bit sets, even and odd cells (a byte of
+// the block holds cell 2j in its low nibble, 2j + 1 in its high one), built in
+// registers without the mask's stores; the kernel does the rest in one
+// register. Same cells and result as refresh_block_words.
+simd::BlockRefresh FlowLifecycle::refresh_block_vector(std::uint64_t* cells,
+                                                       std::uint64_t offsets) const noexcept {
+    std::uint64_t even = 0;
+    std::uint64_t odd = 0;
+    for_each_block_offset(offsets, k_, [&](std::uint32_t offset) {
+        const std::uint64_t bit = std::uint64_t{1} << (offset >> 1);
+        const std::uint64_t is_odd = std::uint64_t{0} - (offset & 1);
+        odd |= bit & is_odd;
+        even |= bit & ~is_odd;
+    });
+    return simd::refresh_block_avx512(cells, even, odd, cur_stamp_);
 }
 
 void FlowLifecycle::note_end(const std::uint64_t* pos) noexcept {

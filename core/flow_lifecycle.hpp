@@ -52,6 +52,7 @@
 #include "core/hash.hpp"
 #include "core/probes.hpp"
 #include "core/random.hpp"  // UInt128
+#include "core/simd.hpp"
 
 namespace flowsketch::core {
 
@@ -285,6 +286,8 @@ private:
         bool is_new = false;   // some probed cell was zero
     };
     BlockResult refresh_block(const Probes& probes) noexcept;
+    simd::BlockRefresh refresh_block_words(std::uint64_t* cells, std::uint64_t offsets) const noexcept;
+    simd::BlockRefresh refresh_block_vector(std::uint64_t* cells, std::uint64_t offsets) const noexcept;
     void note_end(const std::uint64_t* pos) noexcept;
     void advance_slow(std::int64_t timestamp_ns) noexcept;
     void rotate_once() noexcept;
@@ -334,6 +337,7 @@ private:
     std::int64_t period_ns_ = 0;
     std::uint64_t seed1_ = 0, seed2_ = 0;
     bool blocked_ = false;
+    bool vector_kernels_ = false;  // blocked and simd::level() was avx512 at construction
     std::uint64_t blocks_ = 0;   // β (blocked)
     double log_spared_ = 0;      // ln(1 − p), p = P(a given flow probes a given cell)
     double block_hit_ = 0;       // blocked: q = 1 − (1 − 1/128)^k, P(a flow probes a cell of its block)

@@ -1,0 +1,172 @@
+// The AVX-512 kernels against the portable code they replace: the same stream
+// through a structure built at each level must leave the same cells and give
+// the same answers, bit for bit. Skipped where the CPU has no AVX-512 (the
+// portable code is then the only one that runs).
+#include "core/simd.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/count_min.hpp"
+#include "core/flow_lifecycle.hpp"
+#include "core/random.hpp"
+#include "test_keys.hpp"
+
+namespace flowsketch::core {
+namespace {
+
+using testing::key_hash;
+
+constexpr std::int64_t sec = 1'000'000'000;
+
+// Restores the process-wide level after a test that changes it.
+class SimdLevel : public ::testing::Test {
+protected:
+    void SetUp() override {
+        saved_ = simd::level();
+        if (simd::supported() != simd::Level::avx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+    }
+    void TearDown() override { simd::set_level(saved_); }
+
+private:
+    simd::Level saved_ = simd::Level::portable;
+};
+
+TEST(Simd, PortableCanAlwaysBeChosenAndSupportCapsTheRest) {
+    const simd::Level saved = simd::level();
+    EXPECT_EQ(simd::set_level(simd::Level::portable), simd::Level::portable);
+    EXPECT_EQ(simd::level(), simd::Level::portable);
+    EXPECT_EQ(simd::set_level(simd::Level::avx512), simd::supported());
+    EXPECT_EQ(simd::level(), simd::supported());
+    EXPECT_EQ(simd::level_name(simd::Level::portable), "portable");
+    EXPECT_EQ(simd::level_name(simd::Level::avx512), "avx512");
+    simd::set_level(saved);
+}
+
+void expect_same_counts(const FlowCounts& a, const FlowCounts& b) {
+    EXPECT_EQ(a.packets, b.packets);
+    EXPECT_EQ(a.new_flows, b.new_flows);
+    EXPECT_EQ(a.new_undercount_expected, b.new_undercount_expected);
+    EXPECT_EQ(a.new_undercount_bound, b.new_undercount_bound);
+    EXPECT_EQ(a.active, b.active);
+    EXPECT_EQ(a.active_stderr, b.active_stderr);
+    EXPECT_EQ(a.expired, b.expired);
+    EXPECT_EQ(a.expired_stderr, b.expired_stderr);
+    EXPECT_EQ(a.ended, b.ended);
+    EXPECT_EQ(a.fill, b.fill);
+    EXPECT_EQ(a.fpr, b.fpr);
+    EXPECT_EQ(a.max_fpr, b.max_fpr);
+    EXPECT_EQ(a.generations_advanced, b.generations_advanced);
+}
+
+// A small blocked filter (so blocks fill up and cells of every age meet the
+// probes), driven past its design load with repeats, ends and generation
+// turns: every branch of the refresh (current, covered, new, partly new).
+TEST_F(SimdLevel, BlockedLifecycleGivesTheSameAnswersWithEitherLevel) {
+    FlowLifecycleConfig config;
+    config.max_flows = 2'000;
+    config.target_fpr = 0.001;
+    config.idle_timeout_ns = 8 * sec;
+    config.generations = 4;
+    config.kind = SeenFilterKind::blocked;
+    config.recent_flow_table = false;  // every packet reaches the block refresh
+
+    simd::set_level(simd::Level::portable);
+    FlowLifecycle portable(config);
+    simd::set_level(simd::Level::avx512);
+    FlowLifecycle vector(config);
+
+    SplitMix64 rng(42);
+    std::int64_t now = 0;
+    std::uint64_t new_portable = 0;
+    for (int interval = 0; interval < 6; ++interval) {
+        for (int i = 0; i < 20'000; ++i) {
+            now += 1'000'000;  // 1 ms: two generations per interval
+            // A quarter of the packets from 6,000 flows (three times the
+            // design load), the rest from 300 busy ones: some flows come back
+            // within a generation, some only after they expired.
+            const std::uint64_t r = rng.next();
+            const std::uint64_t flow = r % 4 == 0 ? (r >> 8) % 6'000 : (r >> 40) % 300;
+            const std::uint8_t flags = (r >> 20) % 50 == 0 ? tcp_fin : 0;
+            const bool a = portable.observe(key_hash(flow), now, flags);
+            const bool b = vector.observe(key_hash(flow), now, flags);
+            ASSERT_EQ(a, b) << "packet " << i << " of interval " << interval;
+            new_portable += a ? 1 : 0;
+        }
+        expect_same_counts(portable.interval_counts(), vector.interval_counts());
+        portable.start_new_interval();
+        vector.start_new_interval();
+    }
+    EXPECT_GT(new_portable, 6'000u) << "flows must expire and come back new";
+    for (std::uint64_t flow = 0; flow < 20'000; ++flow) {
+        ASSERT_EQ(portable.contains(key_hash(flow, 1)), vector.contains(key_hash(flow, 1)));
+        ASSERT_EQ(portable.contains(key_hash(flow)), vector.contains(key_hash(flow)));
+    }
+}
+
+TEST_F(SimdLevel, BlockKernelWritesOnlyTheProbedCells) {
+    alignas(64) std::uint64_t block[8];
+    alignas(64) std::uint64_t expected[8];
+    SplitMix64 rng(7);
+    for (int trial = 0; trial < 20'000; ++trial) {
+        for (auto& word : block) word = rng.next() & (trial % 3 == 0 ? 0x3333333333333333ULL : ~0ULL);
+        const std::uint32_t stamp = 1 + static_cast<std::uint32_t>(rng.next() % 15);
+        std::uint64_t even = 0;
+        std::uint64_t odd = 0;
+        const std::uint32_t probes = 1 + static_cast<std::uint32_t>(rng.next() % 20);
+        for (std::uint32_t p = 0; p < probes; ++p) {
+            const std::uint32_t cell = static_cast<std::uint32_t>(rng.next() % 128);
+            ((cell & 1) != 0 ? odd : even) |= std::uint64_t{1} << (cell >> 1);
+        }
+        // The reference, cell by cell.
+        bool stale = false;
+        std::uint32_t fresh = 0;
+        for (int w = 0; w < 8; ++w) expected[w] = block[w];
+        for (std::uint32_t cell = 0; cell < 128; ++cell) {
+            if ((((cell & 1) != 0 ? odd : even) >> (cell >> 1) & 1) == 0) continue;
+            const std::uint32_t shift = (cell & 15) * 4;
+            const auto value = static_cast<std::uint32_t>(expected[cell >> 4] >> shift) & 15u;
+            stale = stale || value != stamp;
+            fresh += value == 0 ? 1u : 0u;
+            expected[cell >> 4] = (expected[cell >> 4] & ~(std::uint64_t{15} << shift)) |
+                                  (std::uint64_t{stamp} << shift);
+        }
+        const simd::BlockRefresh r = simd::refresh_block_avx512(block, even, odd, stamp);
+        ASSERT_EQ(r.current, !stale) << "trial " << trial;
+        if (stale) {
+            ASSERT_EQ(r.fresh, fresh) << "trial " << trial;
+        }
+        for (int w = 0; w < 8; ++w) ASSERT_EQ(block[w], expected[w]) << "trial " << trial << " word " << w;
+    }
+}
+
+TEST_F(SimdLevel, FourLaneCountMinGivesTheSameCellsAndEstimatesWithEitherLevel) {
+    CountMinParams params = CountMinParams::for_error(0.001, 0.001, CountMinVariant::kirsch_mitzenmacher);
+    params.lanes = 4;
+    simd::set_level(simd::Level::portable);
+    CountMinSketch portable(params);
+    simd::set_level(simd::Level::avx512);
+    CountMinSketch vector(params);
+    SplitMix64 rng(3);
+    for (int i = 0; i < 200'000; ++i) {
+        const Hash128 hash = key_hash(rng.next() % 50'000);
+        // Weights up to 2^40: sums well past 32 bits, so every lane's carry matters.
+        const std::uint64_t weights[4] = {1 + rng.next() % 3, rng.next() >> 24, 1,
+                                          rng.next() % 1'500};
+        std::uint64_t a[4];
+        std::uint64_t b[4];
+        portable.update_and_estimate(hash, weights, a);
+        vector.update_and_estimate(hash, weights, b);
+        for (int lane = 0; lane < 4; ++lane) ASSERT_EQ(a[lane], b[lane]) << "update " << i;
+    }
+    ASSERT_EQ(portable.counters().size(), vector.counters().size());
+    EXPECT_TRUE(std::equal(portable.counters().begin(), portable.counters().end(),
+                           vector.counters().begin()));
+    EXPECT_TRUE(std::equal(portable.totals().begin(), portable.totals().end(),
+                           vector.totals().begin()));
+}
+
+}  // namespace
+}  // namespace flowsketch::core
