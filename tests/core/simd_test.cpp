@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 #include "core/count_min.hpp"
 #include "core/flow_lifecycle.hpp"
@@ -33,6 +35,17 @@ protected:
 private:
     simd::Level saved_ = simd::Level::portable;
 };
+
+// ctest runs the core and app tests twice, the second time with
+// FLOWSKETCH_SIMD=portable: this says which code the run measured with.
+TEST(Simd, LevelFollowsTheEnvironment) {
+    const char* wanted = std::getenv("FLOWSKETCH_SIMD");
+    if (wanted != nullptr && std::string_view(wanted) == "portable") {
+        EXPECT_EQ(simd::level(), simd::Level::portable);
+    } else {
+        EXPECT_EQ(simd::level(), simd::supported());
+    }
+}
 
 TEST(Simd, PortableCanAlwaysBeChosenAndSupportCapsTheRest) {
     const simd::Level saved = simd::level();

@@ -1,6 +1,7 @@
 // Shared helpers for end-to-end tests: run the binary, read truth files.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -17,7 +18,19 @@
 namespace flowsketch::testing {
 
 inline std::string pcap_path(const std::string& name) { return std::string(FLOWSKETCH_PCAP_DIR) + "/" + name; }
-inline std::string tmp_path(const std::string& name) { return std::string(FLOWSKETCH_TEST_TMP) + "/" + name; }
+/// A file under the tests' scratch directory. ctest runs the core and app
+/// tests a second time with FLOWSKETCH_SIMD set, alongside the first: those
+/// runs get a directory of their own, so a test and its copy never share a file.
+inline std::string tmp_path(const std::string& name) {
+    static const std::string dir = [] {
+        const char* level = std::getenv("FLOWSKETCH_SIMD");
+        if (level == nullptr || *level == '\0') return std::string(FLOWSKETCH_TEST_TMP);
+        std::string own = std::string(FLOWSKETCH_TEST_TMP) + "/simd-" + level;
+        ::mkdir(own.c_str(), 0755);  // EEXIST from another test is fine
+        return own;
+    }();
+    return dir + "/" + name;
+}
 
 struct RunResult {
     int exit_code = -1;
