@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <array>
+#include <cstddef>
 #include <stdexcept>
+
+#include "core/simd.hpp"
 
 namespace flowsketch::core {
 namespace {
@@ -35,6 +38,7 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config)
       total_by_packets_(candidate_capacity(config)),
       total_by_bytes_(candidate_capacity(config)) {
     config_.sketch = sketch_.params();
+    vector_hash_ = simd::level() == simd::Level::avx512;
     if (config.track_flows) lifecycle_ = std::make_unique<FlowLifecycle>(config.lifecycle);
     // add_batch prepares at most chunk_packets at a time: no allocation after this.
     chunk_.hashes.reserve(chunk_packets);
@@ -175,9 +179,9 @@ void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept 
 
 void FlowMeasurement::prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const {
     out.hashes.resize(packets.size());
-    for (std::size_t i = 0; i < packets.size(); ++i) {
-        out.hashes[i] = hash_key(packets[i].key, config_.hash_seed);
-    }
+    static_assert(offsetof(PacketRecord, key) == 0);
+    hash_keys(reinterpret_cast<const std::byte*>(packets.data()), sizeof(PacketRecord),
+              packets.size(), config_.hash_seed, out.hashes.data(), vector_hash_);
 }
 
 void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets,

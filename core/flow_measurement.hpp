@@ -168,6 +168,7 @@ private:
     std::vector<AggregationCache::Entry> evicted_;
     std::vector<std::uint32_t> evicted_columns_;
     std::vector<std::uint32_t> observed_;
+    bool vector_hash_ = false;  // keys hashed eight at a time (simd::level() avx512 at construction)
     FlowSummary closed_intervals_flows_;  // run sums over closed intervals
     double closed_expired_variance_ = 0;
 };

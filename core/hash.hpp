@@ -23,6 +23,14 @@ Hash128 hash128(const void* data, std::size_t size, std::uint64_t seed) noexcept
 /// XXH3 specialised for that length).
 Hash128 hash_key(const FlowKey& key, std::uint64_t seed) noexcept;
 
+/// hash_key() of `count` keys, the i-th a FlowKey at `first + i·stride` bytes
+/// (keys inside larger records), into out[0..count). With `vector` (only when
+/// simd::level() is avx512), eight keys at a time in AVX-512 registers: XXH3's
+/// 17–128-byte path written out for 40 bytes, each 64×64→128-bit multiply
+/// from four 32-bit ones; the same values (tests/core/hash_test.cpp).
+void hash_keys(const std::byte* first, std::size_t stride, std::size_t count, std::uint64_t seed,
+               Hash128* out, bool vector) noexcept;
+
 /// 64-bit hash (XXH3-64) for when a single value is enough (e.g. independent
 /// reference hash families: seed i gives hash function i).
 std::uint64_t hash64(const void* data, std::size_t size, std::uint64_t seed) noexcept;

@@ -1,11 +1,12 @@
-// Vector kernels for the two hottest per-packet updates, chosen at run time.
+// Vector kernels for the hottest per-packet work, chosen at run time.
 //
 // The program is built for the x86-64 baseline (SSE2), as Debian builds, so
 // the portable code of each structure is the reference and runs everywhere.
-// Where the CPU has AVX-512 (F, BW, VL: Skylake-SP and later Xeons, Zen 4 and
-// later), a structure built while that level is active uses these kernels
+// Where the CPU has AVX-512 (F, BW, VL, DQ: Skylake-SP and later Xeons, Zen 4
+// and later), a structure built while that level is active uses these kernels
 // instead: same cells, same answers, fewer instructions. A 64-byte lifecycle
-// block is one register, a 4-lane Count-Min cell is one 256-bit register.
+// block is one register, a 4-lane Count-Min cell is one 256-bit register, and
+// the flow keys are hashed eight at a time (core/hash.hpp, hash_keys).
 //
 // The level is process-wide (it is a property of the CPU) and read by each
 // structure when it is constructed. FLOWSKETCH_SIMD=portable in the
