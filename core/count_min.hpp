@@ -14,6 +14,7 @@
 // and depth.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -125,6 +126,12 @@ public:
     /// The column of `hash` in every row (depth() entries): what a batch
     /// computes once per key and hands to the *_at() forms below.
     void columns(const Hash128& hash, std::uint32_t* out) const noexcept;
+    /// columns() of `count` hashes, the i-th a Hash128 at `first + i·stride`
+    /// bytes (hashes inside larger records), to out[i·depth .. (i + 1)·depth).
+    /// The Kirsch–Mitzenmacher sketch of depth 4 (the default sizing) does
+    /// eight hashes at a time where simd::level() was avx512 when it was built.
+    void columns_of(const std::byte* first, std::size_t stride, std::size_t count,
+                    std::uint32_t* out) const noexcept;
     void prefetch_at(const std::uint32_t* columns) const noexcept;
     /// update_and_estimate() at precomputed columns.
     void update_and_estimate_at(const std::uint32_t* columns, std::span<const std::uint64_t> weights,
@@ -176,6 +183,7 @@ private:
     CountMinParams params_;
     std::uint64_t width_reciprocal_ = 0;  // ⌊(2^64 − 1)/width⌋
     bool vector_add4_ = false;  // 4 lanes, plain update, simd::level() avx512 at construction
+    bool vector_columns_ = false;  // Kirsch–Mitzenmacher, depth 4, simd::level() avx512
     CacheAlignedVector<std::uint64_t> counters_;
     std::vector<std::uint64_t> totals_;
     // Standard variant: per-row coefficients of the pairwise-independent family.

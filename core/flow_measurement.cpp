@@ -60,7 +60,8 @@ void FlowMeasurement::flush_entries(const AggregationCache::Entry* entries, std:
     constexpr std::size_t lookahead = 8;
     const std::uint32_t depth = sketch_.params().depth;
     std::uint32_t* columns = evicted_columns_.data();
-    for (std::size_t i = 0; i < n; ++i) sketch_.columns(entries[i].hash, columns + i * depth);
+    sketch_.columns_of(reinterpret_cast<const std::byte*>(entries) + offsetof(AggregationCache::Entry, hash),
+                       sizeof(AggregationCache::Entry), n, columns);
     for (std::size_t i = 0; i < std::min(lookahead, n); ++i) sketch_.prefetch_at(columns + i * depth);
     for (std::size_t i = 0; i < n; ++i) {
         if (i + lookahead < n) sketch_.prefetch_at(columns + (i + lookahead) * depth);
