@@ -37,6 +37,7 @@
 #include "core/hash.hpp"
 #include "core/heavy_hitters.hpp"
 #include "core/random.hpp"
+#include "core/simd.hpp"
 
 namespace {
 
@@ -53,6 +54,25 @@ using flowsketch::core::MeasurementConfig;
 using flowsketch::core::SeenFilterKind;
 using flowsketch::core::PacketRecord;
 using flowsketch::core::Xoshiro256;
+namespace simd = flowsketch::core::simd;
+
+// Structures read simd::level() when built: a benchmark that names a level
+// builds its structures at that level (the CPU's support caps it; the
+// counter `avx512` says which code ran) and leaves the process's as it was.
+class BuiltAt {
+public:
+    explicit BuiltAt(simd::Level level) : saved_(simd::level()), used_(simd::set_level(level)) {}
+    ~BuiltAt() { simd::set_level(saved_); }
+    BuiltAt(const BuiltAt&) = delete;
+    BuiltAt& operator=(const BuiltAt&) = delete;
+    void report(benchmark::State& state) const {
+        state.counters["avx512"] = used_ == simd::Level::avx512 ? 1 : 0;
+    }
+
+private:
+    simd::Level saved_;
+    simd::Level used_;
+};
 
 constexpr std::size_t stream_length = std::size_t{1} << 18;  // packets; a power of two
 constexpr std::size_t stream_mask = stream_length - 1;
@@ -317,6 +337,32 @@ void BM_HashKey(benchmark::State& state) {
 }
 BENCHMARK(BM_HashKey);
 
+// The measurement's way: the keys of 64 packet records at once (hash_keys,
+// as FlowMeasurement::prepare hashes a chunk), eight at a time in AVX-512
+// registers where the CPU has them, one by one otherwise.
+void BM_HashKeys(benchmark::State& state, simd::Level level) {
+    const Stream& s = stream();
+    const std::uint64_t seed = MeasurementConfig{}.hash_seed;
+    const bool vector = simd::supported() == simd::Level::avx512 && level == simd::Level::avx512;
+    constexpr std::size_t chunk = 64;
+    std::array<Hash128, chunk> hashes{};
+    std::size_t i = 0;
+    for (auto _ : state) {
+        flowsketch::core::hash_keys(reinterpret_cast<const std::byte*>(s.records.data() + i),
+                                    sizeof(PacketRecord), chunk, seed, hashes.data(), vector);
+        benchmark::DoNotOptimize(hashes.data());
+        benchmark::ClobberMemory();
+        i = (i + chunk) & stream_mask;
+    }
+    report_packets(state, chunk);
+    report_stream(state);
+    state.counters["avx512"] = vector ? 1 : 0;
+    state.counters["ns_per_packet"] = benchmark::Counter(
+        static_cast<double>(chunk), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK_CAPTURE(BM_HashKeys, best, simd::Level::avx512);
+BENCHMARK_CAPTURE(BM_HashKeys, portable, simd::Level::portable);
+
 // ------------------------------------------------------------------ Count-Min
 
 // One packet at a time, as FlowMeasurement::add does: no prefetch, so each of
@@ -346,11 +392,13 @@ BENCHMARK(BM_CountMinUpdate);
 
 // As FlowMeasurement::add_batch drives the sketch: the cells of the packet six
 // places ahead are prefetched before each update.
-void BM_CountMinUpdatePrefetched(benchmark::State& state) {
+void BM_CountMinUpdatePrefetched(benchmark::State& state, simd::Level level) {
     const Stream& s = stream();
     CountMinParams params = cli_sketch_params();
     params.lanes = measurement_lanes;
+    const BuiltAt built(level);
     CountMinSketch sketch(params);
+    built.report(state);
     constexpr std::size_t lookahead = 6;  // as in core/flow_measurement.cpp
     std::array<std::uint64_t, measurement_lanes> estimates{};
     for (std::size_t j = 0; j < lookahead; ++j) sketch.prefetch(s.hashes[j]);
@@ -367,7 +415,9 @@ void BM_CountMinUpdatePrefetched(benchmark::State& state) {
     report_packets(state, 1);
     report_stream(state);
 }
-BENCHMARK(BM_CountMinUpdatePrefetched);
+// The CPU's best level (the AVX-512 kernel where there is one), then the portable code.
+BENCHMARK_CAPTURE(BM_CountMinUpdatePrefetched, best, simd::Level::avx512);
+BENCHMARK_CAPTURE(BM_CountMinUpdatePrefetched, portable, simd::Level::portable);
 
 // ------------------------------------------------------------------ heavy-hitter candidates
 
@@ -423,8 +473,11 @@ BENCHMARK_CAPTURE(BM_LifecycleObserveWorkingSet, standard, SeenFilterKind::stand
 // generated untimed in blocks), SYN flags, packet time advancing. The filter
 // is first filled (untimed) with its design load, 1,000,000 flows, so timing
 // starts where a sustained flood keeps it: at or past its design fill.
-void BM_LifecycleObserveFlood(benchmark::State& state, SeenFilterKind kind) {
+void BM_LifecycleObserveFlood(benchmark::State& state, SeenFilterKind kind,
+                              simd::Level level = simd::Level::avx512) {
+    const BuiltAt built(level);
     FlowLifecycle lifecycle{lifecycle_config(kind)};
+    built.report(state);
     std::vector<Hash128> fresh(stream_length);
     Xoshiro256 rng(11);
     const auto refill = [&] {
@@ -456,6 +509,8 @@ void BM_LifecycleObserveFlood(benchmark::State& state, SeenFilterKind kind) {
     state.counters["fpr_at_end"] = lifecycle.interval_counts().fpr;
 }
 BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, blocked, SeenFilterKind::blocked);
+BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, blocked_portable, SeenFilterKind::blocked,
+                  simd::Level::portable);
 BENCHMARK_CAPTURE(BM_LifecycleObserveFlood, standard, SeenFilterKind::standard);
 
 // One generation turn: the pass over the cells that clears the stamp leaving
@@ -532,7 +587,8 @@ BENCHMARK_CAPTURE(BM_AddBatch, no_flows, SeenFilterKind::blocked, false);
 
 // The same under a flood: every record a new flow (keys rewritten untimed
 // between passes with fresh source addresses and ports; SYN flags).
-void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind, bool track_flows = true) {
+void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind, bool track_flows = true,
+                      simd::Level level = simd::Level::avx512) {
     std::vector<PacketRecord> records = stream().records;
     Xoshiro256 rng(13);
     const auto refresh = [&] {
@@ -546,7 +602,9 @@ void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind, bool track_f
     refresh();
     MeasurementConfig config = cli_measurement_config(kind);
     config.track_flows = track_flows;
+    const BuiltAt built(level);
     FlowMeasurement measurement(config);
+    built.report(state);
     const std::int64_t pass_span = static_cast<std::int64_t>(stream_length) * packet_spacing_ns;
     std::size_t begin = 0;
     for (auto _ : state) {
@@ -566,6 +624,8 @@ void BM_AddBatchFlood(benchmark::State& state, SeenFilterKind kind, bool track_f
         static_cast<double>(batch_size), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK_CAPTURE(BM_AddBatchFlood, blocked, SeenFilterKind::blocked);
+BENCHMARK_CAPTURE(BM_AddBatchFlood, blocked_portable, SeenFilterKind::blocked, true,
+                  simd::Level::portable);
 BENCHMARK_CAPTURE(BM_AddBatchFlood, standard, SeenFilterKind::standard);
 BENCHMARK_CAPTURE(BM_AddBatchFlood, no_flows, SeenFilterKind::blocked, false);
 
