@@ -124,9 +124,8 @@ void hash_keys(const std::byte* first, std::size_t stride, std::size_t count, st
     (void)vector;
 #endif
     for (std::size_t i = done; i < count; ++i) {
-        FlowKey key;
-        std::memcpy(&key, first + i * stride, sizeof key);
-        out[i] = hash_key(key, seed);
+        const XXH128_hash_t h = XXH3_128bits_withSeed(first + i * stride, sizeof(FlowKey), seed);
+        out[i] = Hash128{h.low64, h.high64};
     }
 }
 
