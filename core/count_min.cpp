@@ -13,6 +13,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "core/simd_multiply.hpp"
 #endif
 
 namespace flowsketch::core {
@@ -231,26 +233,10 @@ namespace {
 
 #define FLOWSKETCH_COLUMNS_TARGET __attribute__((target("avx512f,avx512dq,avx512vl")))
 
-// The high 64 bits of x·r in eight lanes, from four 32×32→64-bit products.
-FLOWSKETCH_COLUMNS_TARGET inline __m512i multiply_high(__m512i x, __m512i r) noexcept {
-    const __m512i low32 = _mm512_set1_epi64(0xffffffff);
-    const __m512i x_hi = _mm512_srli_epi64(x, 32);
-    const __m512i r_hi = _mm512_srli_epi64(r, 32);
-    const __m512i p00 = _mm512_mul_epu32(x, r);
-    const __m512i p01 = _mm512_mul_epu32(x, r_hi);
-    const __m512i p10 = _mm512_mul_epu32(x_hi, r);
-    const __m512i p11 = _mm512_mul_epu32(x_hi, r_hi);
-    const __m512i mid = _mm512_add_epi64(
-        _mm512_add_epi64(_mm512_srli_epi64(p00, 32), _mm512_and_si512(p01, low32)),
-        _mm512_and_si512(p10, low32));
-    return _mm512_add_epi64(_mm512_add_epi64(p11, _mm512_srli_epi64(p01, 32)),
-                            _mm512_add_epi64(_mm512_srli_epi64(p10, 32), _mm512_srli_epi64(mid, 32)));
-}
-
 // mod_by_reciprocal in eight lanes: the same quotient estimate, the same two
 // corrections, so the same remainders.
 FLOWSKETCH_COLUMNS_TARGET inline __m512i mod_width(__m512i x, __m512i w, __m512i reciprocal) noexcept {
-    __m512i r = _mm512_sub_epi64(x, _mm512_mullo_epi64(multiply_high(x, reciprocal), w));
+    __m512i r = _mm512_sub_epi64(x, _mm512_mullo_epi64(simd::multiply_wide(x, reciprocal).high, w));
     r = _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, w), r, w);
     return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, w), r, w);
 }

@@ -10,6 +10,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "core/simd_multiply.hpp"
 #endif
 
 namespace flowsketch::core {
@@ -29,26 +31,10 @@ namespace {
 
 #define FLOWSKETCH_HASH_TARGET __attribute__((target("avx512f,avx512dq,avx512bw,avx512vl")))
 
-// XXH3_mul128_fold64 in eight lanes: the low and high halves of the 128-bit
-// product, XORed. AVX-512 multiplies 32×32→64 bits: a·b = a1·b1·2^64 +
-// (a0·b1 + a1·b0)·2^32 + a0·b0 with a = a1·2^32 + a0, and the middle column's
-// carries go to the high half.
+// XXH3_mul128_fold64 in eight lanes: the 128-bit product's halves, XORed.
 FLOWSKETCH_HASH_TARGET inline __m512i mul128_fold64(__m512i a, __m512i b) noexcept {
-    const __m512i low32 = _mm512_set1_epi64(0xffffffff);
-    const __m512i a_hi = _mm512_srli_epi64(a, 32);
-    const __m512i b_hi = _mm512_srli_epi64(b, 32);
-    const __m512i p00 = _mm512_mul_epu32(a, b);
-    const __m512i p01 = _mm512_mul_epu32(a, b_hi);
-    const __m512i p10 = _mm512_mul_epu32(a_hi, b);
-    const __m512i p11 = _mm512_mul_epu32(a_hi, b_hi);
-    const __m512i mid = _mm512_add_epi64(
-        _mm512_add_epi64(_mm512_srli_epi64(p00, 32), _mm512_and_si512(p01, low32)),
-        _mm512_and_si512(p10, low32));
-    const __m512i high = _mm512_add_epi64(
-        _mm512_add_epi64(p11, _mm512_srli_epi64(p01, 32)),
-        _mm512_add_epi64(_mm512_srli_epi64(p10, 32), _mm512_srli_epi64(mid, 32)));
-    const __m512i low = _mm512_or_si512(_mm512_slli_epi64(mid, 32), _mm512_and_si512(p00, low32));
-    return _mm512_xor_si512(low, high);
+    const simd::WideProduct product = simd::multiply_wide(a, b);
+    return _mm512_xor_si512(product.low, product.high);
 }
 
 FLOWSKETCH_HASH_TARGET inline __m512i avalanche(__m512i h) noexcept {  // XXH3_avalanche
