@@ -11,11 +11,6 @@
 #include "core/random.hpp"
 #include "core/simd.hpp"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-
-#include "core/simd_multiply.hpp"
-#endif
 
 namespace flowsketch::core {
 namespace {
@@ -228,65 +223,13 @@ void CountMinSketch::columns(const Hash128& hash, std::uint32_t* out) const noex
     }
 }
 
-#if defined(__x86_64__)
-namespace {
-
-#define FLOWSKETCH_COLUMNS_TARGET __attribute__((target("avx512f,avx512dq,avx512vl")))
-
-// mod_by_reciprocal in eight lanes: the same quotient estimate, the same two
-// corrections, so the same remainders.
-FLOWSKETCH_COLUMNS_TARGET inline __m512i mod_width(__m512i x, __m512i w, __m512i reciprocal) noexcept {
-    __m512i r = _mm512_sub_epi64(x, _mm512_mullo_epi64(simd::multiply_wide(x, reciprocal).high, w));
-    r = _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, w), r, w);
-    return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, w), r, w);
-}
-
-// Kirsch–Mitzenmacher columns of depth 4 for eight hashes: g_j = h1 + j·h2
-// mod w, row-major in registers, then written hash by hash (four columns each).
-FLOWSKETCH_COLUMNS_TARGET void columns4_avx512(const std::byte* first, std::size_t stride,
-                                               std::size_t count, std::uint64_t width,
-                                               std::uint64_t reciprocal, std::uint32_t* out) noexcept {
-    const auto st = static_cast<long long>(stride);
-    const __m512i offsets = _mm512_set_epi64(7 * st, 6 * st, 5 * st, 4 * st, 3 * st, 2 * st, st, 0);
-    const __m512i w = _mm512_set1_epi64(static_cast<long long>(width));
-    const __m512i rec = _mm512_set1_epi64(static_cast<long long>(reciprocal));
-    // Output position k (hash k / 4, row k % 4) takes lane k / 4 of row k % 4:
-    // rows 0 and 1 are the halves of the first source, rows 2 and 3 of the second.
-    const __m512i first_four = _mm512_set_epi32(27, 19, 11, 3, 26, 18, 10, 2, 25, 17, 9, 1, 24, 16, 8, 0);
-    const __m512i last_four = _mm512_set_epi32(31, 23, 15, 7, 30, 22, 14, 6, 29, 21, 13, 5, 28, 20, 12, 4);
-    for (std::size_t i = 0; i + 8 <= count; i += 8) {
-        const std::byte* base = first + i * stride;
-        const __m512i h1 = _mm512_i64gather_epi64(offsets, base, 1);
-        const __m512i h2 = _mm512_i64gather_epi64(offsets, base + 8, 1);
-        const __m512i step = mod_width(h2, w, rec);
-        const __m512i g0 = mod_width(h1, w, rec);
-        __m512i g1 = _mm512_add_epi64(g0, step);
-        g1 = _mm512_mask_sub_epi64(g1, _mm512_cmpge_epu64_mask(g1, w), g1, w);
-        __m512i g2 = _mm512_add_epi64(g1, step);
-        g2 = _mm512_mask_sub_epi64(g2, _mm512_cmpge_epu64_mask(g2, w), g2, w);
-        __m512i g3 = _mm512_add_epi64(g2, step);
-        g3 = _mm512_mask_sub_epi64(g3, _mm512_cmpge_epu64_mask(g3, w), g3, w);
-        const __m512i rows01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(g0)),
-                                                  _mm512_cvtepi64_epi32(g1), 1);
-        const __m512i rows23 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(g2)),
-                                                  _mm512_cvtepi64_epi32(g3), 1);
-        _mm512_storeu_si512(out + i * 4, _mm512_permutex2var_epi32(rows01, first_four, rows23));
-        _mm512_storeu_si512(out + i * 4 + 16, _mm512_permutex2var_epi32(rows01, last_four, rows23));
-    }
-}
-
-}  // namespace
-#endif
-
 void CountMinSketch::columns_of(const std::byte* first, std::size_t stride, std::size_t count,
                                 std::uint32_t* out) const noexcept {
     std::size_t done = 0;
-#if defined(__x86_64__)
     if (vector_columns_) {
         done = count - count % 8;
-        columns4_avx512(first, stride, done, params_.width, width_reciprocal_, out);
+        simd::count_min_columns4_avx512(first, stride, done, params_.width, width_reciprocal_, out);
     }
-#endif
     const std::uint32_t depth = params_.depth;
     for (std::size_t i = done; i < count; ++i) {
         // The caller's records hold Hash128 objects at these addresses.

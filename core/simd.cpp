@@ -1,3 +1,13 @@
+// The vector kernels and the CPU check (see simd.hpp). This is the only file
+// that includes the AVX-512 intrinsics: gcc 12 warns maybe-uninitialized
+// inside its own intrinsic headers when they are inlined at -O1 (the
+// sanitizer build; GCC bug 105593, fixed in gcc 13), so the warning is off
+// here and nowhere else.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 #include "core/simd.hpp"
 
 #include <atomic>
@@ -54,11 +64,81 @@ std::string_view level_name(Level level) noexcept {
 
 #if defined(__x86_64__)
 
+#define FLOWSKETCH_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,popcnt")))
+
+namespace {
+
+FLOWSKETCH_AVX512 inline __m512i splat(std::uint64_t v) noexcept {
+    return _mm512_set1_epi64(static_cast<long long>(v));
+}
+
+// 64×64→128-bit products in eight lanes. AVX-512 multiplies 32×32→64 bits
+// only: with a = a1·2^32 + a0 and b likewise, a·b = a1·b1·2^64 +
+// (a0·b1 + a1·b0)·2^32 + a0·b0, the middle column's carries going to the high half.
+struct WideProduct {
+    __m512i low;
+    __m512i high;
+};
+FLOWSKETCH_AVX512 inline WideProduct multiply_wide(__m512i a, __m512i b) noexcept {
+    const __m512i low32 = splat(0xffffffff);
+    const __m512i a_hi = _mm512_srli_epi64(a, 32);
+    const __m512i b_hi = _mm512_srli_epi64(b, 32);
+    const __m512i p00 = _mm512_mul_epu32(a, b);
+    const __m512i p01 = _mm512_mul_epu32(a, b_hi);
+    const __m512i p10 = _mm512_mul_epu32(a_hi, b);
+    const __m512i p11 = _mm512_mul_epu32(a_hi, b_hi);
+    const __m512i mid = _mm512_add_epi64(
+        _mm512_add_epi64(_mm512_srli_epi64(p00, 32), _mm512_and_si512(p01, low32)),
+        _mm512_and_si512(p10, low32));
+    WideProduct product;
+    product.high = _mm512_add_epi64(_mm512_add_epi64(p11, _mm512_srli_epi64(p01, 32)),
+                                    _mm512_add_epi64(_mm512_srli_epi64(p10, 32), _mm512_srli_epi64(mid, 32)));
+    product.low = _mm512_or_si512(_mm512_slli_epi64(mid, 32), _mm512_and_si512(p00, low32));
+    return product;
+}
+
+// Eight 64-bit words at `base + lane·stride` (gathered).
+FLOWSKETCH_AVX512 inline __m512i gather(const std::byte* base, __m512i offsets) noexcept {
+    return _mm512_i64gather_epi64(offsets, base, 1);
+}
+
+FLOWSKETCH_AVX512 inline __m512i lane_offsets(std::size_t stride) noexcept {
+    const auto st = static_cast<long long>(stride);
+    return _mm512_set_epi64(7 * st, 6 * st, 5 * st, 4 * st, 3 * st, 2 * st, st, 0);
+}
+
+// mod_by_reciprocal in eight lanes: the same quotient estimate, the same two
+// corrections, so the same remainders.
+FLOWSKETCH_AVX512 inline __m512i mod_width(__m512i x, __m512i w, __m512i reciprocal) noexcept {
+    __m512i r = _mm512_sub_epi64(x, _mm512_mullo_epi64(multiply_wide(x, reciprocal).high, w));
+    r = _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, w), r, w);
+    return _mm512_mask_sub_epi64(r, _mm512_cmpge_epu64_mask(r, w), r, w);
+}
+
+FLOWSKETCH_AVX512 inline __m512i add_mod(__m512i g, __m512i step, __m512i w) noexcept {
+    const __m512i sum = _mm512_add_epi64(g, step);
+    return _mm512_mask_sub_epi64(sum, _mm512_cmpge_epu64_mask(sum, w), sum, w);
+}
+
+// XXH3_mul128_fold64: the 128-bit product's halves, XORed.
+FLOWSKETCH_AVX512 inline __m512i mul128_fold64(__m512i a, __m512i b) noexcept {
+    const WideProduct product = multiply_wide(a, b);
+    return _mm512_xor_si512(product.low, product.high);
+}
+
+FLOWSKETCH_AVX512 inline __m512i avalanche(__m512i h) noexcept {  // XXH3_avalanche
+    h = _mm512_xor_si512(h, _mm512_srli_epi64(h, 37));
+    h = _mm512_mullo_epi64(h, splat(0x165667919E3779F9ULL));
+    return _mm512_xor_si512(h, _mm512_srli_epi64(h, 32));
+}
+
+}  // namespace
+
 // The block as two byte vectors, the even cells (low nibbles) and the odd ones
-// (high nibbles), so each probe set is a byte mask; one masked blend per half
-// writes the stamp, one ternary-logic select puts the nibbles back.
-__attribute__((target("avx512f,avx512bw,popcnt"))) BlockRefresh refresh_block_avx512(
-    std::uint64_t* block, std::uint64_t even, std::uint64_t odd, std::uint32_t stamp) noexcept {
+// (high nibbles), so each probe set is a byte mask; one masked compare per
+// half finds stale and zero cells, one ternary-logic select writes the stamp.
+FLOWSKETCH_AVX512 BlockRefresh refresh_block_avx512(std::uint64_t* block, std::uint64_t even,
+                                                    std::uint64_t odd, std::uint32_t stamp) noexcept {
     const __m512i cells = _mm512_load_si512(block);
     const __m512i low_nibbles = _mm512_set1_epi8(0x0f);
     const __m512i low = _mm512_and_si512(cells, low_nibbles);
@@ -84,10 +164,10 @@ __attribute__((target("avx512f,avx512bw,popcnt"))) BlockRefresh refresh_block_av
     return result;
 }
 
-__attribute__((target("avx512f,avx512vl"))) void count_min_add4_avx512(
-    std::uint64_t* counters, std::uint64_t row_stride, std::uint32_t depth,
-    const std::uint32_t* columns, const std::uint64_t* weights, std::uint64_t* totals,
-    std::uint64_t* estimates) noexcept {
+FLOWSKETCH_AVX512 void count_min_add4_avx512(std::uint64_t* counters, std::uint64_t row_stride,
+                                             std::uint32_t depth, const std::uint32_t* columns,
+                                             const std::uint64_t* weights, std::uint64_t* totals,
+                                             std::uint64_t* estimates) noexcept {
     const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(weights));
     auto* total = reinterpret_cast<__m256i*>(totals);
     _mm256_storeu_si256(total, _mm256_add_epi64(_mm256_loadu_si256(total), w));
@@ -102,44 +182,102 @@ __attribute__((target("avx512f,avx512vl"))) void count_min_add4_avx512(
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(estimates), minimum);
 }
 
-#else  // no AVX-512 on this architecture: level() is always portable and
-       // nothing calls these; they do the same work cell by cell.
-
-BlockRefresh refresh_block_avx512(std::uint64_t* block, std::uint64_t even, std::uint64_t odd,
-                                  std::uint32_t stamp) noexcept {
-    BlockRefresh result;
-    bool stale = false;
-    for (std::uint32_t cell = 0; cell < 128; ++cell) {
-        const std::uint64_t set = (cell & 1) != 0 ? odd : even;
-        if ((set >> (cell >> 1) & 1) == 0) continue;
-        const std::uint32_t shift = (cell & 15) * 4;
-        std::uint64_t& word = block[cell >> 4];
-        const std::uint32_t value = static_cast<std::uint32_t>(word >> shift) & 15u;
-        stale = stale || value != stamp;
-        result.fresh += value == 0 ? 1u : 0u;
-        word = (word & ~(std::uint64_t{15} << shift)) | (std::uint64_t{stamp} << shift);
+// Rows in registers (lane = hash), then written hash by hash, four columns each.
+FLOWSKETCH_AVX512 void count_min_columns4_avx512(const std::byte* first, std::size_t stride,
+                                                 std::size_t count, std::uint64_t width,
+                                                 std::uint64_t reciprocal, std::uint32_t* out) noexcept {
+    const __m512i offsets = lane_offsets(stride);
+    const __m512i w = splat(width);
+    const __m512i rec = splat(reciprocal);
+    // Output position k (hash k / 4, row k % 4) takes lane k / 4 of row k % 4:
+    // rows 0 and 1 are the halves of the first source, rows 2 and 3 of the second.
+    const __m512i first_four = _mm512_set_epi32(27, 19, 11, 3, 26, 18, 10, 2, 25, 17, 9, 1, 24, 16, 8, 0);
+    const __m512i last_four = _mm512_set_epi32(31, 23, 15, 7, 30, 22, 14, 6, 29, 21, 13, 5, 28, 20, 12, 4);
+    for (std::size_t i = 0; i + 8 <= count; i += 8) {
+        const std::byte* base = first + i * stride;
+        const __m512i step = mod_width(gather(base + 8, offsets), w, rec);
+        const __m512i g0 = mod_width(gather(base, offsets), w, rec);
+        const __m512i g1 = add_mod(g0, step, w);
+        const __m512i g2 = add_mod(g1, step, w);
+        const __m512i g3 = add_mod(g2, step, w);
+        const __m512i rows01 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(g0)),
+                                                  _mm512_cvtepi64_epi32(g1), 1);
+        const __m512i rows23 = _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(g2)),
+                                                  _mm512_cvtepi64_epi32(g3), 1);
+        _mm512_storeu_si512(out + i * 4, _mm512_permutex2var_epi32(rows01, first_four, rows23));
+        _mm512_storeu_si512(out + i * 4 + 16, _mm512_permutex2var_epi32(rows01, last_four, rows23));
     }
-    result.current = !stale;
-    if (result.current) result.fresh = 0;
-    return result;
 }
 
-void count_min_add4_avx512(std::uint64_t* counters, std::uint64_t row_stride, std::uint32_t depth,
-                           const std::uint32_t* columns, const std::uint64_t* weights,
-                           std::uint64_t* totals, std::uint64_t* estimates) noexcept {
-    for (std::uint32_t lane = 0; lane < 4; ++lane) {
-        totals[lane] += weights[lane];
-        estimates[lane] = ~std::uint64_t{0};
+// XXH3_len_17to128_128b for len = 40: two XXH128_mix32B rounds over the key's
+// words w0..w4, then the 128-bit finalisation; one key per lane.
+FLOWSKETCH_AVX512 void hash_keys40_avx512(const std::byte* first, std::size_t stride,
+                                          std::size_t count, std::uint64_t seed,
+                                          const std::uint64_t* secret, std::uint64_t* out) noexcept {
+    constexpr std::uint64_t prime64_1 = 0x9E3779B185EBCA87ULL;
+    constexpr std::uint64_t prime64_2 = 0xC2B2AE3D27D4EB4FULL;
+    constexpr std::uint64_t prime64_4 = 0x85EBCA77C2B2AE63ULL;
+    const __m512i c0 = splat(secret[0] + seed), c1 = splat(secret[1] - seed),
+                  c2 = splat(secret[2] + seed), c3 = splat(secret[3] - seed),
+                  c4 = splat(secret[4] + seed), c5 = splat(secret[5] - seed),
+                  c6 = splat(secret[6] + seed), c7 = splat(secret[7] - seed);
+    const __m512i offsets = lane_offsets(stride);
+    const __m512i len_p1 = splat(40 * prime64_1);
+    const __m512i tail = splat((40 - seed) * prime64_2);
+    const __m512i interleave_low = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+    const __m512i interleave_high = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    for (std::size_t i = 0; i + 8 <= count; i += 8) {
+        const std::byte* base = first + i * stride;
+        const __m512i w0 = gather(base, offsets);
+        const __m512i w1 = gather(base + 8, offsets);
+        const __m512i w2 = gather(base + 16, offsets);
+        const __m512i w3 = gather(base + 24, offsets);
+        const __m512i w4 = gather(base + 32, offsets);
+        // mix32B(acc, input + 16, input + len − 32, secret + 32)
+        __m512i lo = _mm512_add_epi64(len_p1, mul128_fold64(_mm512_xor_si512(w2, c4),
+                                                            _mm512_xor_si512(w3, c5)));
+        lo = _mm512_xor_si512(lo, _mm512_add_epi64(w1, w2));
+        __m512i hi = mul128_fold64(_mm512_xor_si512(w1, c6), _mm512_xor_si512(w2, c7));
+        hi = _mm512_xor_si512(hi, _mm512_add_epi64(w2, w3));
+        // mix32B(acc, input, input + len − 16, secret)
+        lo = _mm512_add_epi64(lo, mul128_fold64(_mm512_xor_si512(w0, c0), _mm512_xor_si512(w1, c1)));
+        lo = _mm512_xor_si512(lo, _mm512_add_epi64(w3, w4));
+        hi = _mm512_add_epi64(hi, mul128_fold64(_mm512_xor_si512(w3, c2), _mm512_xor_si512(w4, c3)));
+        hi = _mm512_xor_si512(hi, _mm512_add_epi64(w0, w1));
+        const __m512i h1 = avalanche(_mm512_add_epi64(lo, hi));
+        const __m512i h2_pre = _mm512_add_epi64(
+            _mm512_add_epi64(_mm512_mullo_epi64(lo, splat(prime64_1)),
+                             _mm512_mullo_epi64(hi, splat(prime64_4))),
+            tail);
+        const __m512i h2 = _mm512_sub_epi64(_mm512_setzero_si512(), avalanche(h2_pre));
+        _mm512_storeu_si512(out + 2 * i, _mm512_permutex2var_epi64(h1, interleave_low, h2));
+        _mm512_storeu_si512(out + 2 * i + 8, _mm512_permutex2var_epi64(h1, interleave_high, h2));
     }
-    for (std::uint32_t row = 0; row < depth; ++row) {
-        std::uint64_t* cell = counters + row * row_stride + std::uint64_t{columns[row]} * 4;
-        for (std::uint32_t lane = 0; lane < 4; ++lane) {
-            cell[lane] += weights[lane];
-            if (cell[lane] < estimates[lane]) estimates[lane] = cell[lane];
-        }
-    }
+}
+
+#else  // no AVX-512 on this architecture: level() is always portable and
+       // nothing calls these.
+
+BlockRefresh refresh_block_avx512(std::uint64_t*, std::uint64_t, std::uint64_t, std::uint32_t) noexcept {
+    std::abort();
+}
+void count_min_add4_avx512(std::uint64_t*, std::uint64_t, std::uint32_t, const std::uint32_t*,
+                           const std::uint64_t*, std::uint64_t*, std::uint64_t*) noexcept {
+    std::abort();
+}
+void count_min_columns4_avx512(const std::byte*, std::size_t, std::size_t, std::uint64_t,
+                               std::uint64_t, std::uint32_t*) noexcept {
+    std::abort();
+}
+void hash_keys40_avx512(const std::byte*, std::size_t, std::size_t, std::uint64_t,
+                        const std::uint64_t*, std::uint64_t*) noexcept {
+    std::abort();
 }
 
 #endif
 
 }  // namespace flowsketch::core::simd
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

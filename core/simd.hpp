@@ -14,6 +14,7 @@
 // kernels out); set_level() does the same for tests.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -51,5 +52,22 @@ BlockRefresh refresh_block_avx512(std::uint64_t* block, std::uint64_t even, std:
 void count_min_add4_avx512(std::uint64_t* counters, std::uint64_t row_stride, std::uint32_t depth,
                            const std::uint32_t* columns, const std::uint64_t* weights,
                            std::uint64_t* totals, std::uint64_t* estimates) noexcept;
+
+/// The Kirsch–Mitzenmacher columns of depth 4 (g_j = h1 + j·h2 mod w) of
+/// `count` hashes (a multiple of 8), the i-th a Hash128 at `first + i·stride`
+/// bytes, to out[4i .. 4i + 4): the same exact remainders as
+/// mod_by_reciprocal(x, width, reciprocal). Only with level() == avx512.
+void count_min_columns4_avx512(const std::byte* first, std::size_t stride, std::size_t count,
+                               std::uint64_t width, std::uint64_t reciprocal,
+                               std::uint32_t* out) noexcept;
+
+/// XXH3-128 with `seed` of `count` 40-byte keys (a multiple of 8), the i-th at
+/// `first + i·stride` bytes, as (low, high) pairs to out[0..2·count): XXH3's
+/// 17–128-byte path written out for 40 bytes, eight keys per register.
+/// `secret` is the first 64 bytes of XXH3's default secret. Only with
+/// level() == avx512 (core/hash.hpp's hash_keys is the way in).
+void hash_keys40_avx512(const std::byte* first, std::size_t stride, std::size_t count,
+                        std::uint64_t seed, const std::uint64_t* secret,
+                        std::uint64_t* out) noexcept;
 
 }  // namespace flowsketch::core::simd
