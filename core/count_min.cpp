@@ -11,7 +11,6 @@
 #include "core/random.hpp"
 #include "core/simd.hpp"
 
-
 namespace flowsketch::core {
 namespace {
 

@@ -8,7 +8,6 @@
 
 #include <cstring>
 
-
 #include "core/simd.hpp"
 
 namespace flowsketch::core {
