@@ -98,7 +98,7 @@ TEST_F(SimdLevel, BlockedLifecycleGivesTheSameAnswersWithEitherLevel) {
     std::uint64_t new_portable = 0;
     for (int interval = 0; interval < 6; ++interval) {
         for (int i = 0; i < 20'000; ++i) {
-            now += 1'000'000;  // 1 ms: two generations per interval
+            now += 1'000'000;  // 1 ms: 20 s an interval, ten generations of 2 s
             // A quarter of the packets from 6,000 flows (three times the
             // design load), the rest from 300 busy ones: some flows come back
             // within a generation, some only after they expired.
