@@ -443,19 +443,17 @@ FlowLifecycle::BlockResult FlowLifecycle::refresh_block(const Probes& probes) no
     }
     const std::uint32_t fresh = refresh.fresh;
     result.is_new = fresh != 0;
-    if (result.is_new) {
-        ++new_flows_;
-        ++seg_new_;
-    } else {
+    if (!result.is_new) {
         ++seg_moves_;
+        return result;
     }
-    if (fresh != 0) {
-        nonzero_ += fresh;
-        std::uint8_t& fill = block_nonzero_[probes.first / lifecycle_block_cells];
-        --fill_blocks_[fill];
-        fill = static_cast<std::uint8_t>(fill + fresh);
-        ++fill_blocks_[fill];
-    }
+    ++new_flows_;
+    ++seg_new_;
+    nonzero_ += fresh;
+    std::uint8_t& fill = block_nonzero_[probes.first / lifecycle_block_cells];
+    --fill_blocks_[fill];
+    fill = static_cast<std::uint8_t>(fill + fresh);
+    ++fill_blocks_[fill];
     if (seg_new_ >= segment_flows) close_segment();
     return result;
 }

@@ -51,11 +51,11 @@ void FlowMeasurement::add(const PacketRecord& packet) noexcept {
     add_batch(std::span<const PacketRecord>(&packet, 1));
 }
 
-// Locates the sketch columns of n pending entries (n ≤ chunk_packets) and
-// starts loading the cells of the first few.
-void FlowMeasurement::locate_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept {
+// Locates the sketch columns of the first n entries of evicted_ (n ≤
+// chunk_packets) and starts loading the cells of the first few.
+void FlowMeasurement::locate_entries(std::size_t n) noexcept {
     std::uint32_t* columns = evicted_columns_.data();
-    sketch_.columns_of(reinterpret_cast<const std::byte*>(entries) + offsetof(AggregationCache::Entry, hash),
+    sketch_.columns_of(reinterpret_cast<const std::byte*>(evicted_.data()) + offsetof(AggregationCache::Entry, hash),
                        sizeof(AggregationCache::Entry), n, columns);
     const std::uint32_t depth = sketch_.params().depth;
     for (std::size_t i = 0; i < std::min(sketch_lookahead, n); ++i) sketch_.prefetch_at(columns + i * depth);
@@ -64,12 +64,11 @@ void FlowMeasurement::locate_entries(const AggregationCache::Entry* entries, std
 // Entry i of those located: into the sketch, its flow offered to the
 // candidates, with the cells of the entry sketch_lookahead places ahead
 // already on their way into the cache.
-void FlowMeasurement::sketch_entry(const AggregationCache::Entry* entries, std::size_t i,
-                                   std::size_t n) noexcept {
+void FlowMeasurement::sketch_entry(std::size_t i, std::size_t n) noexcept {
     const std::uint32_t depth = sketch_.params().depth;
     const std::uint32_t* columns = evicted_columns_.data();
     if (i + sketch_lookahead < n) sketch_.prefetch_at(columns + (i + sketch_lookahead) * depth);
-    const AggregationCache::Entry& e = entries[i];
+    const AggregationCache::Entry& e = evicted_[i];
     const std::array<std::uint64_t, Lane::lanes> weights = {e.packets, e.bytes, e.packets, e.bytes};
     std::array<std::uint64_t, Lane::lanes> estimates;
     sketch_.update_and_estimate_at(columns + i * depth, weights, estimates);
@@ -79,10 +78,11 @@ void FlowMeasurement::sketch_entry(const AggregationCache::Entry* entries, std::
     total_by_bytes_.offer(e.key, e.hash, estimates[Lane::total_bytes]);
 }
 
-// Adds n pending entries (n ≤ chunk_packets) to the sketch and offers their flows.
-void FlowMeasurement::flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept {
-    locate_entries(entries, n);
-    for (std::size_t i = 0; i < n; ++i) sketch_entry(entries, i, n);
+// Adds the first n entries of evicted_ (n ≤ chunk_packets) to the sketch and
+// offers their flows.
+void FlowMeasurement::flush_entries(std::size_t n) noexcept {
+    locate_entries(n);
+    for (std::size_t i = 0; i < n; ++i) sketch_entry(i, n);
 }
 
 void FlowMeasurement::flush_pending() noexcept {
@@ -90,11 +90,11 @@ void FlowMeasurement::flush_pending() noexcept {
     cache_.drain([&](const AggregationCache::Entry& entry) {
         evicted_[n++] = entry;
         if (n == chunk_packets) {
-            flush_entries(evicted_.data(), n);
+            flush_entries(n);
             n = 0;
         }
     });
-    flush_entries(evicted_.data(), n);
+    flush_entries(n);
 }
 
 // Counts n hashed packets (n ≤ chunk_packets). Where a generation boundary
@@ -161,7 +161,7 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
         to_observe += kept ? 1 : 0;
     }
     if (lifecycle == nullptr) {
-        flush_entries(evicted_.data(), displaced);
+        flush_entries(displaced);
         return;
     }
     // The displaced entries' sketch updates and the kept packets' lifecycle
@@ -171,14 +171,14 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
     //
     // prefetch() and observe() each locate a flow's cells from its hash (a
     // multiply or two), cheaper than carrying the probes between them.
-    locate_entries(evicted_.data(), displaced);
+    locate_entries(displaced);
     const std::size_t lookahead = lifecycle->prefetch_lookahead();
     for (std::size_t j = 0; j < std::min(lookahead, to_observe); ++j) {
         lifecycle->prefetch(hashes[observed[j]]);
     }
     const std::size_t rounds = std::max(displaced, to_observe);
     for (std::size_t j = 0; j < rounds; ++j) {
-        if (j < displaced) sketch_entry(evicted_.data(), j, displaced);
+        if (j < displaced) sketch_entry(j, displaced);
         if (j < to_observe) {
             if (j + lookahead < to_observe) lifecycle->prefetch(hashes[observed[j + lookahead]]);
             const std::uint32_t i = observed[j];

@@ -145,9 +145,9 @@ public:
 private:
     void update_hashed(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
     void update_generation(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
-    void flush_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
-    void locate_entries(const AggregationCache::Entry* entries, std::size_t n) noexcept;
-    void sketch_entry(const AggregationCache::Entry* entries, std::size_t i, std::size_t n) noexcept;
+    void flush_entries(std::size_t n) noexcept;
+    void locate_entries(std::size_t n) noexcept;
+    void sketch_entry(std::size_t i, std::size_t n) noexcept;
     WindowSummary summarize(Lane packets_lane, Lane bytes_lane, const HeavyHitterCandidates& by_packets,
                             const HeavyHitterCandidates& by_bytes) const;
     std::vector<HeavyHitter> rank(const HeavyHitterCandidates& candidates, Lane lane) const;
