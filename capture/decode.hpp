@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/flow_key.hpp"
+#include "core/packet_record.hpp"
 
 namespace flowsketch::capture {
 
@@ -56,14 +57,14 @@ struct DecodeLimits {
     unsigned max_ipv6_extension_headers = 8;
 };
 
-struct DecodedPacket {
-    core::FlowKey key;
-    std::uint8_t tcp_flags = 0;  // TCP header flags byte (FIN 0x01, SYN 0x02, RST 0x04, ...); 0 otherwise
-    bool is_fragment = false;    // the IP datagram is a fragment (first or later)
-};
+/// What decoding gives: the key, the TCP flags and whether the datagram is a
+/// fragment, written straight into the record the measurement reads (its
+/// timestamp and length are the reader's, and decode_frame leaves them alone).
+using DecodedPacket = core::PacketRecord;
 
-/// Decodes one frame. On success returns SkipReason::none and fills `out`;
-/// otherwise returns the reason and leaves `out` unspecified.
+/// Decodes one frame. On success returns SkipReason::none and fills `out`'s
+/// key, tcp_flags and is_fragment; otherwise returns the reason and leaves
+/// them unspecified.
 /// Reads at most `captured_length` bytes from `data`; never more.
 SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
                         DecodedPacket& out, const DecodeLimits& limits = {}) noexcept;

@@ -13,16 +13,9 @@
 #include "core/flow_lifecycle.hpp"
 #include "core/flow_key.hpp"
 #include "core/heavy_hitters.hpp"
+#include "core/packet_record.hpp"
 
 namespace flowsketch::core {
-
-/// One keyed packet, as the decoder hands it to the measurement.
-struct PacketRecord {
-    FlowKey key;
-    std::int64_t timestamp_ns = 0;
-    std::uint32_t wire_length = 0;
-    std::uint8_t tcp_flags = 0;
-};
 
 struct MeasurementConfig {
     CountMinParams sketch;          // lanes are set by the measurement

@@ -36,17 +36,17 @@ namespace flowsketch::app {
 inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int link_type,
                                        const capture::Frame& frame,
                                        const capture::DecodeLimits& limits) noexcept {
-    capture::DecodedPacket decoded;
-    const capture::SkipReason reason =
-        capture::decode_frame(link_type, frame.data, frame.captured_length, decoded, limits);
-    if (reason != capture::SkipReason::none) return reason;
-    // Built in place: a temporary record would be stored in pieces and
-    // copied with wider loads, which stall (store forwarding fails).
+    // Decoded in place (see core::PacketRecord): the record is appended first
+    // and taken back if the frame is skipped.
     core::PacketRecord& record = out.emplace_back();
-    record.key = decoded.key;
+    const capture::SkipReason reason =
+        capture::decode_frame(link_type, frame.data, frame.captured_length, record, limits);
+    if (reason != capture::SkipReason::none) {
+        out.pop_back();
+        return reason;
+    }
     record.timestamp_ns = frame.timestamp_ns;
     record.wire_length = frame.wire_length;
-    record.tcp_flags = decoded.tcp_flags;
     return reason;
 }
 
