@@ -3,10 +3,13 @@
 // Input layout: byte 0 selects the link type (low 7 bits, modulo the table below, which
 // make_decode_corpus.py mirrors) and, with its high bit, tight DecodeLimits (1 VLAN tag,
 // 1 MPLS label, 1 extension header) so short inputs reach the limit paths; the rest is the
-// frame. The harness traps on any broken invariant of a decoded key.
+// frame. The harness traps on any broken invariant of a decoded key, and on an Ethernet frame
+// that decodes otherwise than the Linux cooked capture of its payload (the fast path's check).
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "capture/decode.hpp"
 
@@ -32,6 +35,26 @@ void check(bool condition) {
     if (!condition) __builtin_trap();
 }
 
+// An Ethernet frame and the Linux cooked capture of its payload decode alike:
+// the cooked one never takes decode_frame's Ethernet/IPv4 fast path.
+void check_ethernet_against_cooked(const std::uint8_t* frame, std::size_t length,
+                                   const DecodeLimits& limits) {
+    if (length < 14) return;
+    std::vector<std::uint8_t> cooked(16 + (length - 14));
+    cooked[14] = frame[12];  // the protocol: the Ethernet type
+    cooked[15] = frame[13];
+    std::memcpy(cooked.data() + 16, frame + 14, length - 14);
+    DecodedPacket ethernet;
+    DecodedPacket general;
+    const SkipReason reason =
+        flowsketch::capture::decode_frame(lt::ethernet, frame, length, ethernet, limits);
+    check(flowsketch::capture::decode_frame(lt::linux_sll, cooked.data(), cooked.size(), general,
+                                            limits) == reason);
+    if (reason != SkipReason::none) return;
+    check(ethernet.key == general.key && ethernet.tcp_flags == general.tcp_flags &&
+          ethernet.is_fragment == general.is_fragment);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -43,6 +66,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         limits.max_mpls_labels = 1;
         limits.max_ipv6_extension_headers = 1;
     }
+
+    if (link == lt::ethernet) check_ethernet_against_cooked(data + 1, size - 1, limits);
 
     DecodedPacket out;
     const SkipReason reason =
