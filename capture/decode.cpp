@@ -10,10 +10,6 @@
 //
 // A header is read as far as the last field the decoder uses or checks; bytes after
 // that (e.g. the rest of a TCP header) need not be captured.
-//
-// One exception to the Reader: decode_ethernet_ipv4, the fast path of the commonest
-// frames, checks the captured length once against the farthest byte it may read (48)
-// and then loads at fixed offsets; it keys only what the Reader's path keys alike.
 #include "capture/decode.hpp"
 
 #include <algorithm>
@@ -337,47 +333,41 @@ SkipReason decode_address_family(Reader r, std::uint32_t family, DecodedPacket& 
 }
 
 // Ethernet, IPv4 without options, TCP or UDP, the first (or only) fragment,
-// every header captured: nearly every frame of most links. One length check,
-// then loads at fixed offsets. A frame it does not take, including every frame
-// that would be skipped, goes the general way, which keys the frames it takes
-// exactly as this does (tests/capture/decode_test.cpp compares the two).
-FLOWSKETCH_HOT bool decode_ethernet_ipv4(const std::uint8_t* d, std::size_t length,
+// every header captured: nearly every frame of most links. One take of the 48
+// bytes it may read, then fields at fixed offsets, without the general path's
+// dispatch on link type, Ethernet type, options and protocol. A frame it does
+// not take, including every frame that would be skipped, goes the general way,
+// which keys the frames it takes exactly as this does
+// (tests/capture/decode_test.cpp compares the two).
+FLOWSKETCH_HOT bool decode_ethernet_ipv4(const std::uint8_t* data, std::size_t length,
                                          DecodedPacket& out) noexcept {
-    constexpr std::size_t ip_at = 14;
-    constexpr std::size_t ports_at = ip_at + 20;
-    if (length < ports_at + 14) return false;  // the TCP header as far as its flags
-    const auto be16 = [d](std::size_t at) {
-        return static_cast<std::uint16_t>((d[at] << 8) | d[at + 1]);
-    };
-    const auto be32 = [d](std::size_t at) {
-        return (std::uint32_t{d[at]} << 24) | (std::uint32_t{d[at + 1]} << 16) |
-               (std::uint32_t{d[at + 2]} << 8) | std::uint32_t{d[at + 3]};
-    };
-    if (be16(12) != ethertype::ipv4 || d[ip_at] != 0x45) return false;
-    const std::uint16_t fragment_field = be16(ip_at + 6);
+    Reader r(data, length);
+    Header<48> h;  // Ethernet 14, IPv4 without options 20, TCP as far as its flags 14
+    if (!r.take(h)) return false;
+    if (h.be16<12>() != ethertype::ipv4 || h.u8<14>() != 0x45) return false;
+    const std::uint16_t fragment_field = h.be16<20>();
     if ((fragment_field & 0x1FFFu) != 0) return false;
-    // The transport bytes the IP length leaves in the captured window.
-    std::size_t window = length - ports_at;
-    const std::uint16_t total_length = be16(ip_at + 2);
+    // The transport bytes the IP length leaves in the captured window (as Reader::clamp).
+    std::size_t window = length - 34;
+    const std::uint16_t total_length = h.be16<16>();
     if (total_length != 0) {
         if (total_length < 20) return false;
         window = std::min<std::size_t>(window, total_length - 20u);
     }
-    const std::uint8_t protocol = d[ip_at + 9];
+    const std::uint8_t protocol = h.u8<23>();
     std::uint8_t tcp_flags = 0;
     if (protocol == ip_proto::tcp) {
-        if (window < 14 || (d[ports_at + 12] >> 4) < 5) return false;
-        tcp_flags = d[ports_at + 13];
+        if (window < 14 || (h.u8<46>() >> 4) < 5) return false;
+        tcp_flags = h.u8<47>();
     } else if (protocol == ip_proto::udp) {
-        const std::uint16_t udp_length = be16(ports_at + 4);
+        const std::uint16_t udp_length = h.be16<38>();
         if (window < 6 || (udp_length != 0 && udp_length < 8)) return false;
     } else {
         return false;
     }
     out.tcp_flags = tcp_flags;
     out.is_fragment = (fragment_field & 0x2000u) != 0;
-    out.key.assign_ipv4(be32(ip_at + 12), be32(ip_at + 16), be16(ports_at), be16(ports_at + 2),
-                        protocol);
+    out.key.assign_ipv4(h.be32<26>(), h.be32<30>(), h.be16<34>(), h.be16<36>(), protocol);
     return true;
 }
 
