@@ -750,16 +750,23 @@ std::size_t PcapFileSource::next_batch(std::span<Frame> frames, ReadStatus& stat
         // Only records wholly in the block: reading more would move the bytes
         // under the frames already taken. Whatever needs a read, or is damaged,
         // is left to next_in_place once no frame is pending.
-        while (n < frames.size() && end_ - begin_ >= record_header_bytes) {
-            const RecordHeader header = read_record_header(block_.get() + begin_);
-            if (header.caplen > max_record_length ||
-                end_ - begin_ - record_header_bytes < header.caplen) {
+        //
+        // The walk's position lives in a local: kept in begin_, it went
+        // through memory on every record (a frame's stores may alias the
+        // members), so each record's header load waited on the last store.
+        const std::uint8_t* const block = block_.get();
+        const std::size_t end = end_;
+        std::size_t begin = begin_;
+        while (n < frames.size() && end - begin >= record_header_bytes) {
+            const RecordHeader header = read_record_header(block + begin);
+            if (header.caplen > max_record_length || end - begin - record_header_bytes < header.caplen) {
                 break;
             }
-            const std::uint8_t* data = block_.get() + begin_ + record_header_bytes;
-            begin_ += record_header_bytes + header.caplen;
+            const std::uint8_t* data = block + begin + record_header_bytes;
+            begin += record_header_bytes + header.caplen;
             if (to_frame(header, data, frames[n])) ++n;
         }
+        begin_ = begin;
     }
     if (n > 0) {
         status = ReadStatus::frame;
