@@ -189,7 +189,7 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
 }
 
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
-    // Chunk by chunk, so the located indices stay in the L1 cache.
+    // Chunk by chunk, so the scratch stays small (see chunk_packets).
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
         const auto chunk = packets.subspan(begin, std::min(chunk_packets, packets.size() - begin));
         prepare(chunk, chunk_);
