@@ -2,7 +2,7 @@
 //
 // Every benchmark reports packets: one iteration is one packet (so the Time
 // column is ns per packet and items_per_second is packets per second), except
-// BM_AddBatch*, where one iteration is a batch of 256 packets and the
+// BM_AddBatch*, where one iteration is a batch of 1,024 packets and the
 // ns_per_packet counter gives the (CPU) time per packet.
 //
 // Inputs are pre-built before timing and walked in order, wrapping around: a
@@ -84,7 +84,7 @@ constexpr std::size_t universe_flows = 100'000;  // trace a of bench/replay_benc
 constexpr double zipf_exponent = 1.1;            // gen's default
 constexpr std::int64_t packet_spacing_ns = 10'000;  // 100,000 pps, gen's default rate
 constexpr std::int64_t start_ns = 1'700'000'000'000'000'000;  // gen's default --start
-constexpr std::size_t batch_size = 256;
+constexpr std::size_t batch_size = 1024;  // the pipeline's batch, one measurement chunk
 
 // The CLI's defaults (src/measure_command.cpp MeasureOptions).
 constexpr double cli_epsilon = 0.001;
@@ -337,7 +337,7 @@ void BM_HashKey(benchmark::State& state) {
 }
 BENCHMARK(BM_HashKey);
 
-// The measurement's way: the keys of 64 packet records at once (hash_keys,
+// The measurement's way: the keys of 1,024 packet records at once (hash_keys,
 // as FlowMeasurement::prepare hashes a chunk), eight at a time in AVX-512
 // registers where the CPU has them, one by one otherwise.
 void BM_HashKeys(benchmark::State& state, simd::Level level) {
@@ -346,7 +346,7 @@ void BM_HashKeys(benchmark::State& state, simd::Level level) {
     const BuiltAt built(level);
     built.report(state);
     const bool vector = simd::level() == simd::Level::avx512;  // as FlowMeasurement decides
-    constexpr std::size_t chunk = 64;
+    constexpr std::size_t chunk = 1024;
     std::array<Hash128, chunk> hashes{};
     std::size_t i = 0;
     for (auto _ : state) {
@@ -554,7 +554,7 @@ BENCHMARK_CAPTURE(BM_LifecycleGenerationTurn, standard, SeenFilterKind::standard
 
 // ------------------------------------------------------------------ the whole measurement
 
-// FlowMeasurement::add_batch at the CLI's defaults on batches of 256 records
+// FlowMeasurement::add_batch at the CLI's defaults on batches of 1,024 records
 // (the pipeline's batch size): hash, aggregation cache, Count-Min and four
 // candidate sets for the flows it displaces, lifecycle.
 // Between passes over the stream its timestamps are shifted on (untimed), so
