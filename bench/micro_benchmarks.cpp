@@ -84,7 +84,7 @@ constexpr std::size_t universe_flows = 100'000;  // trace a of bench/replay_benc
 constexpr double zipf_exponent = 1.1;            // gen's default
 constexpr std::int64_t packet_spacing_ns = 10'000;  // 100,000 pps, gen's default rate
 constexpr std::int64_t start_ns = 1'700'000'000'000'000'000;  // gen's default --start
-constexpr std::size_t batch_size = 1024;  // the pipeline's batch, one measurement chunk
+constexpr std::size_t batch_size = FlowMeasurement::chunk_packets;  // the pipeline's batch
 
 // The CLI's defaults (src/measure_command.cpp MeasureOptions).
 constexpr double cli_epsilon = 0.001;
@@ -346,7 +346,7 @@ void BM_HashKeys(benchmark::State& state, simd::Level level) {
     const BuiltAt built(level);
     built.report(state);
     const bool vector = simd::level() == simd::Level::avx512;  // as FlowMeasurement decides
-    constexpr std::size_t chunk = 1024;
+    constexpr std::size_t chunk = FlowMeasurement::chunk_packets;
     std::array<Hash128, chunk> hashes{};
     std::size_t i = 0;
     for (auto _ : state) {

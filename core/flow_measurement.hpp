@@ -73,6 +73,14 @@ struct WindowSummary {
 
 class FlowMeasurement {
 public:
+    /// add_batch measures its packets this many at a time, with scratch of
+    /// about 100 KiB read in order: the batch size callers should hand it.
+    /// Each chunk starts its three prefetch pipelines (cache lines, filter
+    /// blocks, sketch cells) cold: its first packets wait on memory. 1,024
+    /// packets instead of 64 made b 2.3-4% faster and a 2-4% (256: about
+    /// half of that; 2,048 no better), more so while the host's memory is slow.
+    static constexpr std::size_t chunk_packets = 1024;
+
     /// Throws std::invalid_argument on bad sketch parameters or top_k == 0.
     explicit FlowMeasurement(const MeasurementConfig& config);
 
@@ -153,14 +161,9 @@ private:
     HeavyHitterCandidates total_by_packets_;
     HeavyHitterCandidates total_by_bytes_;
     std::unique_ptr<FlowLifecycle> lifecycle_;
-    // add_batch's scratch: one chunk of packets, located; the entries its
-    // packets displaced from the cache, and their sketch columns; which of
-    // its packets the lifecycle observes (about 100 KiB, read in order).
-    // Each chunk starts its three prefetch pipelines (cache lines, filter
-    // blocks, sketch cells) cold: its first packets wait on memory. 1,024
-    // packets instead of 64 made b 2.3-4% faster and a 2-4% (256: about
-    // half of that; 2,048 no better), more so while the host's memory is slow.
-    static constexpr std::size_t chunk_packets = 1024;
+    // add_batch's scratch: one chunk of packets (chunk_packets), located;
+    // the entries its packets displaced from the cache, and their sketch
+    // columns; which of its packets the lifecycle observes.
     // Entries whose sketch cells are being loaded ahead of the update: 8
     // (56 lines); 4 left the first misses of a flood exposed (b2m 1.5-8%
     // slower at the quartile over five interleaved runs; 12 and 16 no better).

@@ -87,10 +87,9 @@ public:
     std::uint64_t frames_total() const noexcept { return total_.frames + interval_.frames; }
 
 private:
-    // Per hand-over to the measurement: one of its chunks
-    // (core::FlowMeasurement::chunk_packets); larger with a worker thread,
-    // to pay for the queue's lock once per thousand packets.
-    static constexpr std::size_t batch_capacity = 1024;
+    // Per hand-over to the measurement: one of its chunks; larger with a
+    // worker thread, to pay for the queue's lock once per thousand packets.
+    static constexpr std::size_t batch_capacity = core::FlowMeasurement::chunk_packets;
     static constexpr std::size_t threaded_batch_capacity = 2048;
     // A saturated interval end: the last interval, which never closes early.
     static constexpr std::int64_t last_boundary = INT64_MAX;
