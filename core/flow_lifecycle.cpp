@@ -89,22 +89,32 @@ double block_hit_probability(std::uint32_t k) {
 class BlockFillPowers {
 public:
     explicit BlockFillPowers(std::uint32_t k) : k_(k), powers_(block_fill_powers(k)) {
-        occupancy_[0] = 1.0;
+        occupancy_[0][0] = 1.0;
+        // A probe hits one of the j non-zero cells with probability j/128.
+        // Divided once here, not per probe: the sizing search advances these
+        // thousands of times, and the divisions were most of a process's start.
+        constexpr double b = lifecycle_block_cells;
+        for (std::uint32_t j = 0; j <= lifecycle_block_cells; ++j) {
+            stay_[j] = j / b;
+            arrive_[j] = (b - (static_cast<double>(j) - 1)) / b;
+        }
     }
 
     double at(std::uint64_t flows) {
         while (by_flows_.size() <= flows) {
             const std::uint64_t target = std::uint64_t{k_} * by_flows_.size();
             for (; probes_ < target; ++probes_) {
-                // A probe hits one of the j non-zero cells with probability j/128.
-                constexpr double b = lifecycle_block_cells;
-                for (std::uint32_t j = lifecycle_block_cells; j > 0; --j) {
-                    occupancy_[j] = occupancy_[j] * (j / b) + occupancy_[j - 1] * ((b - (j - 1)) / b);
+                // From one array into the other, so the loop vectorises without shuffles.
+                const auto& from = occupancy_[probes_ % 2];
+                auto& to = occupancy_[(probes_ + 1) % 2];
+                to[0] = 0.0;
+                for (std::uint32_t j = 1; j <= lifecycle_block_cells; ++j) {
+                    to[j] = from[j] * stay_[j] + from[j - 1] * arrive_[j];
                 }
-                occupancy_[0] = 0.0;
             }
+            const auto& occupancy = occupancy_[probes_ % 2];
             double sum = 0.0;
-            for (std::uint32_t j = 0; j <= lifecycle_block_cells; ++j) sum += occupancy_[j] * powers_[j];
+            for (std::uint32_t j = 0; j <= lifecycle_block_cells; ++j) sum += occupancy[j] * powers_[j];
             by_flows_.push_back(sum);
         }
         return by_flows_[flows];
@@ -114,7 +124,9 @@ private:
     std::uint32_t k_;
     std::uint64_t probes_ = 0;
     std::array<double, lifecycle_block_cells + 1> powers_;
-    std::array<double, lifecycle_block_cells + 1> occupancy_{};
+    std::array<std::array<double, lifecycle_block_cells + 1>, 2> occupancy_{};  // after even, odd probes
+    std::array<double, lifecycle_block_cells + 1> stay_{};    // j/128: the probe hits a set cell
+    std::array<double, lifecycle_block_cells + 1> arrive_{};  // (128 − (j − 1))/128: one from j − 1
     std::vector<double> by_flows_;
 };
 
