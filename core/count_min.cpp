@@ -422,10 +422,16 @@ void CountMinSketch::accumulate_lane(std::uint32_t from, std::uint32_t to) noexc
     totals_[to] += totals_[from];
 }
 
-void CountMinSketch::clear_lane(std::uint32_t lane) noexcept {
+void CountMinSketch::clear_lane(std::uint32_t lane) noexcept { clear_lanes(lane, 1); }
+
+// One pass over the counters however many lanes: a report interval clears two
+// of the four, which share every cache line.
+void CountMinSketch::clear_lanes(std::uint32_t first, std::uint32_t count) noexcept {
     const std::uint32_t lanes = params_.lanes;
-    for (std::size_t i = lane; i < counters_.size(); i += lanes) counters_[i] = 0;
-    totals_[lane] = 0;
+    for (std::size_t cell = 0; cell < counters_.size(); cell += lanes) {
+        for (std::uint32_t lane = first; lane < first + count; ++lane) counters_[cell + lane] = 0;
+    }
+    for (std::uint32_t lane = first; lane < first + count; ++lane) totals_[lane] = 0;
 }
 
 void CountMinSketch::clear() noexcept {

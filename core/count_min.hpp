@@ -160,6 +160,8 @@ public:
 
     /// Zeroes one lane (counters and total).
     void clear_lane(std::uint32_t lane) noexcept;
+    /// Zeroes lanes first .. first + count − 1, in one pass over the counters.
+    void clear_lanes(std::uint32_t first, std::uint32_t count) noexcept;
     void clear() noexcept;
 
     /// Counter storage, row-major, lanes innermost: [row][column][lane].

@@ -334,8 +334,8 @@ void FlowMeasurement::start_new_interval() noexcept {
         run.overfilled = run.overfilled || closed.overfilled;
         lifecycle_->start_new_interval();
     }
-    sketch_.clear_lane(Lane::interval_packets);
-    sketch_.clear_lane(Lane::interval_bytes);
+    static_assert(Lane::interval_bytes == Lane::interval_packets + 1);
+    sketch_.clear_lanes(Lane::interval_packets, 2);
     interval_by_packets_.clear();
     interval_by_bytes_.clear();
 }

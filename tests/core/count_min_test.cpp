@@ -341,6 +341,25 @@ TEST(CountMinSketch, LanesAreIndependent) {
     }
 }
 
+// clear_lanes zeroes exactly its lanes, counters and totals, and leaves the others.
+TEST(CountMinSketch, ClearLanesZeroesOnlyThoseLanes) {
+    CountMinSketch four(params_of(CountMinVariant::kirsch_mitzenmacher, 97, 3, 4, false, 4));
+    for (std::uint64_t key = 0; key < 500; ++key) {
+        const std::uint64_t w[4] = {1, 2 + key, 3, 4 + key % 7};
+        four.update(key_hash(key), w);
+    }
+    const CountMinSketch before = four;
+    four.clear_lanes(1, 2);
+    for (std::uint32_t lane = 0; lane < 4; ++lane) {
+        const bool cleared = lane == 1 || lane == 2;
+        EXPECT_EQ(four.total(lane), cleared ? 0u : before.total(lane)) << lane;
+        for (std::uint64_t key = 0; key < 500; ++key) {
+            ASSERT_EQ(four.estimate(key_hash(key), lane),
+                      cleared ? 0u : before.estimate(key_hash(key), lane)) << lane << " " << key;
+        }
+    }
+}
+
 TEST(CountMinSketch, LowerBoundIsEstimateMinusEpsilonN) {
     CountMinSketch sketch(params_of(CountMinVariant::standard, 272, 3, 1));
     for (std::uint64_t i = 0; i < 1000; ++i) sketch.update(key_hash(i % 10), 1);
