@@ -323,14 +323,14 @@ FlowLifecycleSizing FlowLifecycleConfig::sizing() const {
             }
         }
     }
-    s.table_bytes = static_cast<std::size_t>((s.cells + 15) / 16 + (s.cells + 63) / 64) *
-                    sizeof(std::uint64_t);
+    s.table_bytes = static_cast<std::size_t>((s.cells + 15) / 16) * sizeof(std::uint64_t) +
+                    DirtyTrackedWords::planned_bytes(static_cast<std::size_t>((s.cells + 63) / 64));
     if (kind == SeenFilterKind::blocked) s.table_bytes += s.cells / lifecycle_block_cells;
     return s;
 }
 
 FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
-    : config_(config), sizing_(config.sizing()) {
+    : config_(config), sizing_(config.sizing()), ended_bits_((sizing_.cells + 63) / 64) {
     m_ = sizing_.cells;
     k_ = sizing_.k;
     live_ = config.generations + 1;
@@ -353,7 +353,6 @@ FlowLifecycle::FlowLifecycle(const FlowLifecycleConfig& config)
     }
     // Blocked: m/16 words, a multiple of 8, in a cache-line-aligned array: a block is a line.
     cells_.assign(static_cast<std::size_t>((m_ + 15) / 16), 0);
-    ended_bits_.assign(static_cast<std::size_t>((m_ + 63) / 64), 0);
     block_nonzero_.assign(static_cast<std::size_t>(blocks_), 0);
     recent_.assign(config_.recent_flow_table ? recent_slots : 2, Recent{});
     recent_mask_ = recent_.size() - 1;
@@ -375,7 +374,7 @@ std::size_t FlowLifecycle::planned_bytes(const FlowLifecycleConfig& config) {
 }
 
 std::size_t FlowLifecycle::memory_bytes() const noexcept {
-    return sizeof(*this) + (cells_.capacity() + ended_bits_.capacity()) * sizeof(std::uint64_t) +
+    return sizeof(*this) + cells_.capacity() * sizeof(std::uint64_t) + ended_bits_.memory_bytes() +
            block_nonzero_.capacity() + recent_.capacity() * sizeof(Recent);
 }
 
@@ -517,7 +516,7 @@ void FlowLifecycle::note_end(const std::uint64_t* pos) noexcept {
     std::uint32_t fresh = 0;
     for (std::uint32_t i = 0; i < k_; ++i) {
         const std::uint64_t bit = std::uint64_t{1} << (pos[i] & 63);
-        std::uint64_t& word = ended_bits_[pos[i] >> 6];
+        std::uint64_t& word = ended_bits_.for_write(pos[i] >> 6);
         fresh += (word & bit) == 0 ? 1u : 0u;
         word |= bit;
     }
@@ -902,7 +901,7 @@ void FlowLifecycle::start_new_interval() noexcept {
     expired_var_ = 0.0;
     max_fpr_ = 0.0;
     generations_advanced_ = 0;
-    std::fill(ended_bits_.begin(), ended_bits_.end(), 0);
+    ended_bits_.clear();
     ended_ones_ = 0;
     if (blocked_) {
         ended_fill_blocks_.fill(0);

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "core/cache_aligned.hpp"
+#include "core/dirty_tracked_words.hpp"
 #include "core/hash.hpp"
 #include "core/probes.hpp"
 #include "core/random.hpp"  // UInt128
@@ -352,7 +353,7 @@ private:
     double pair_exponent_ = 0;   // blocked: 2 − (1 − (1 − 2/128)^k)/q (estimate_variance)
 
     CacheAlignedVector<std::uint64_t> cells_;  // 16 cells of 4 bits per word
-    std::vector<std::uint64_t> ended_bits_; // 1 bit per position, cleared per interval
+    DirtyTrackedWords ended_bits_;  // 1 bit per position, cleared per interval
     std::vector<std::uint8_t> block_nonzero_;  // blocked: non-zero cells per block (0..128)
     std::vector<Recent> recent_;
     std::uint64_t recent_mask_ = 0;
