@@ -549,6 +549,7 @@ bool FlowLifecycle::observe_slow(const Hash128& hash, std::int64_t timestamp_ns,
     // boundary (which empties the recent table): no need to look again.
     if (timestamp_ns >= next_boundary_ns_) advance_slow(timestamp_ns);
     ++packets_;
+    written_stamps_ |= 1u << cur_stamp_;  // what follows may write the current stamp
     const bool ends = (tcp_flags & (tcp_fin | tcp_rst)) != 0;
     const Probes probes = locate(hash);
     std::uint64_t pos[max_probes];
@@ -747,6 +748,7 @@ void FlowLifecycle::advance_slow(std::int64_t timestamp_ns) noexcept {
         tokens_.fill(0);
         token_errors_.fill(TokenErrors{});
         std::fill(cells_.begin(), cells_.end(), 0);
+        written_stamps_ = 0;
         nonzero_ = 0;
         fill_blocks_.fill(0);
         fill_blocks_[0] = blocks_;
@@ -785,7 +787,12 @@ void FlowLifecycle::rotate_once() noexcept {
         return ~nonzero_nibbles(word ^ pattern) & nibble_ones;
     };
     std::uint64_t cleared = 0;
-    if (blocked_) {
+    // A cell holds the stamp only if its generation wrote some (observe_slow
+    // marks it): not one that began before the first packet, as the first G
+    // of every run do, nor one without traffic. Then there is nothing to
+    // clear and no pass over the cells to make.
+    const bool pass = (written_stamps_ & (1u << leaving)) != 0;
+    if (pass && blocked_) {
         // Block by block: the cells cleared are the drop in the block's fill,
         // and only a block that lost cells moves in the fill histogram. An
         // empty block stays empty: skipped.
@@ -806,14 +813,15 @@ void FlowLifecycle::rotate_once() noexcept {
             fill = static_cast<std::uint8_t>(fill - gone);
             ++fill_blocks_[fill];
         }
-    } else {
+    } else if (pass) {
         for (std::uint64_t& word : cells_) {
             const std::uint64_t equal = leaving_nibbles(word);
             cleared += sum_of_nibbles(equal);
             word &= ~(equal * 15);
         }
     }
-    ++cell_passes_;
+    cell_passes_ += pass ? 1 : 0;
+    written_stamps_ &= ~(1u << leaving);
     const double zeros_before = static_cast<double>(m_ - nonzero_);
     nonzero_ -= cleared;
     const double zeros_after = static_cast<double>(m_ - nonzero_);

@@ -369,6 +369,7 @@ private:
     std::int64_t gen_start_ns_ = 0;
     std::int64_t next_boundary_ns_ = std::numeric_limits<std::int64_t>::min();
     std::uint32_t cur_stamp_ = 1;
+    std::uint32_t written_stamps_ = 0;  // bit s: some cell may hold stamp s (rotate_once)
     std::array<std::uint8_t, 16> age_of_{};          // stamp → age (0..G) or dead
     std::array<std::uint8_t, 16> stamp_at_age_{};    // age 0..14 → stamp
     std::array<std::int64_t, 16> tokens_{};          // flows by stamp of their last packet

@@ -221,14 +221,15 @@ TEST(FlowLifecycle, TimeNeverRunsBackwardsAndJumpsAreBounded) {
     EXPECT_TRUE(life.contains(key_hash(2)));
     EXPECT_FALSE(life.observe(key_hash(3), 100 * sec, 0));
 
-    // G boundaries: G passes; the flows are still live (window = G + 1 generations).
+    // G boundaries: the flows are still live (window = G + 1 generations), and
+    // no pass was made: the stamps that left belong to generations before the first packet.
     life.advance_to(100 * sec + 4 * p);
-    EXPECT_EQ(life.cell_passes(), 4u);
+    EXPECT_EQ(life.cell_passes(), 0u);
     EXPECT_TRUE(life.contains(key_hash(1)));
     // Ten years ahead: one pass clears everything, whatever the number of boundaries.
     const std::int64_t years = 10LL * 365 * 24 * 3600 * sec;
     life.advance_to(100 * sec + years);
-    EXPECT_EQ(life.cell_passes(), 5u);
+    EXPECT_EQ(life.cell_passes(), 1u);
     const FlowCounts after = life.interval_counts();
     EXPECT_GT(after.generations_advanced, 1'000'000u);
     EXPECT_NEAR(after.expired, 3.0, 0.01);
@@ -240,7 +241,53 @@ TEST(FlowLifecycle, TimeNeverRunsBackwardsAndJumpsAreBounded) {
     life.observe(key_hash(5), std::numeric_limits<std::int64_t>::max(), 0);
     life.advance_to(std::numeric_limits<std::int64_t>::max());
     EXPECT_TRUE(life.contains(key_hash(5)));
-    EXPECT_LE(life.cell_passes(), 6u);
+    EXPECT_LE(life.cell_passes(), 2u);
+}
+
+// A generation turn passes over the cells only when the generation leaving the
+// window wrote some; the answers are those of passing every time: flows expire
+// when their generation leaves, with the same counts.
+TEST(FlowLifecycle, GenerationTurnsPassOnlyForGenerationsThatWrote) {
+    for (const SeenFilterKind kind :
+         {SeenFilterKind::standard, SeenFilterKind::two_choice, SeenFilterKind::blocked}) {
+        SCOPED_TRACE(seen_filter_kind_name(kind));
+        FlowLifecycle life(small_config(kind, 10'000, 0.001));
+        const std::int64_t p = life.generation_period_ns();
+        const std::int64_t t0 = 1000 * sec;
+        // 300 flows in generation 0, none in 1, 200 in 2.
+        for (std::uint64_t i = 0; i < 300; ++i) life.observe(key_hash(i, 5), t0, 0);
+        life.advance_to(t0 + 2 * p);
+        for (std::uint64_t i = 300; i < 500; ++i) life.observe(key_hash(i, 5), t0 + 2 * p, 0);
+        // Boundaries 3 and 4: the generations leaving began before the first packet.
+        life.advance_to(t0 + 4 * p);
+        EXPECT_EQ(life.cell_passes(), 0u);
+        EXPECT_EQ(life.interval_counts().expired, 0.0);
+        // Boundary 5: generation 0 leaves, one pass, its 300 flows expire.
+        life.advance_to(t0 + 5 * p);
+        EXPECT_EQ(life.cell_passes(), 1u);
+        EXPECT_NEAR(life.interval_counts().expired, 300.0, 15.0);
+        EXPECT_FALSE(life.contains(key_hash(0, 5)));
+        EXPECT_TRUE(life.contains(key_hash(300, 5)));
+        // Boundary 6: generation 1 wrote nothing, no pass; boundary 7: generation 2 leaves.
+        life.advance_to(t0 + 6 * p);
+        EXPECT_EQ(life.cell_passes(), 1u);
+        life.advance_to(t0 + 7 * p);
+        EXPECT_EQ(life.cell_passes(), 2u);
+        const FlowCounts c = life.interval_counts();
+        EXPECT_NEAR(c.expired, 500.0, 25.0);
+        EXPECT_EQ(c.active, 0.0);
+        EXPECT_FALSE(life.contains(key_hash(300, 5)));
+        // A stamp comes round again (15 values): written anew, it is cleared anew.
+        for (std::int64_t g = 8; g < 40; ++g) {
+            life.observe(key_hash(1000 + static_cast<std::uint64_t>(g), 5), t0 + g * p, 0);
+            life.advance_to(t0 + (g + 1) * p);
+            // Live now: generations g − 3 .. g + 1 (flows from generation 8 on).
+            if (g < 12) continue;
+            EXPECT_TRUE(life.contains(key_hash(1000 + static_cast<std::uint64_t>(g) - 3, 5))) << g;
+            EXPECT_FALSE(life.contains(key_hash(1000 + static_cast<std::uint64_t>(g) - 4, 5))) << g;
+        }
+        EXPECT_NEAR(life.interval_counts().active, 4.0, 0.5);
+    }
 }
 
 // ---------------------------------------------------------------- ended
