@@ -9,6 +9,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -47,7 +48,7 @@ public:
     void clear() noexcept {
         for (std::size_t d = 0; d < dirty_.size(); ++d) {
             for (std::uint64_t bits = dirty_[d]; bits != 0; bits &= bits - 1) {
-                const std::size_t page = d * 64 + static_cast<std::size_t>(__builtin_ctzll(bits));
+                const std::size_t page = d * 64 + static_cast<std::size_t>(std::countr_zero(bits));
                 const std::size_t begin = page * page_words;
                 const std::size_t end = std::min(size_, begin + page_words);
                 std::memset(words_.get() + begin, 0, (end - begin) * sizeof(std::uint64_t));
