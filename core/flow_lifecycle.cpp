@@ -501,6 +501,7 @@ simd::BlockRefresh FlowLifecycle::refresh_block_words(std::uint64_t* cells,
 // register. Same cells and result as refresh_block_words.
 simd::BlockRefresh FlowLifecycle::refresh_block_vector(std::uint64_t* cells,
                                                        std::uint64_t offsets) const noexcept {
+    if (k_ <= 8) return simd::refresh_block_offsets_avx512(cells, offsets, k_, cur_stamp_);
     std::uint64_t even = 0;
     std::uint64_t odd = 0;
     for_each_block_offset(offsets, k_, [&](std::uint32_t offset) {

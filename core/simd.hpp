@@ -44,6 +44,11 @@ struct BlockRefresh {
 /// j of `odd` is. `block` is 64-byte aligned. Only with level() == avx512.
 BlockRefresh refresh_block_avx512(std::uint64_t* block, std::uint64_t even, std::uint64_t odd,
                                   std::uint32_t stamp) noexcept;
+/// The same refresh with the probe sets built from `offsets`: cell
+/// (offsets >> 7i) & 127 for i < k, 1 ≤ k ≤ 8 (the blocked filter's first
+/// word of 7-bit offsets). Only with level() == avx512.
+BlockRefresh refresh_block_offsets_avx512(std::uint64_t* block, std::uint64_t offsets,
+                                          std::uint32_t k, std::uint32_t stamp) noexcept;
 
 /// A 4-lane Count-Min update: adds weights[0..3] to the 32-byte cell at
 /// `columns[row]` of every row (counters row-major, `row_stride` words apart)

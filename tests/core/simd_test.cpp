@@ -157,6 +157,34 @@ TEST_F(SimdLevel, BlockKernelWritesOnlyTheProbedCells) {
     }
 }
 
+// The offsets kernel builds the probe sets itself: the same cells, result and
+// block as the masks kernel given the sets of the first k 7-bit offsets.
+TEST_F(SimdLevel, BlockKernelFromOffsetsMatchesTheMasksKernel) {
+    alignas(64) std::uint64_t by_offsets[8];
+    alignas(64) std::uint64_t by_masks[8];
+    SplitMix64 rng(11);
+    for (int trial = 0; trial < 20'000; ++trial) {
+        for (int w = 0; w < 8; ++w) {
+            by_offsets[w] = rng.next() & (trial % 3 == 0 ? 0x3333333333333333ULL : ~0ULL);
+            by_masks[w] = by_offsets[w];
+        }
+        const std::uint32_t stamp = 1 + static_cast<std::uint32_t>(rng.next() % 15);
+        const std::uint64_t offsets = rng.next();
+        const std::uint32_t k = 1 + static_cast<std::uint32_t>(trial % 8);
+        std::uint64_t even = 0;
+        std::uint64_t odd = 0;
+        for (std::uint32_t i = 0; i < k; ++i) {
+            const auto cell = static_cast<std::uint32_t>(offsets >> (7 * i) & 127);
+            ((cell & 1) != 0 ? odd : even) |= std::uint64_t{1} << (cell >> 1);
+        }
+        const simd::BlockRefresh expected = simd::refresh_block_avx512(by_masks, even, odd, stamp);
+        const simd::BlockRefresh r = simd::refresh_block_offsets_avx512(by_offsets, offsets, k, stamp);
+        ASSERT_EQ(r.current, expected.current) << "trial " << trial;
+        ASSERT_EQ(r.fresh, expected.fresh) << "trial " << trial;
+        for (int w = 0; w < 8; ++w) ASSERT_EQ(by_offsets[w], by_masks[w]) << "trial " << trial << " word " << w;
+    }
+}
+
 TEST_F(SimdLevel, FourLaneCountMinGivesTheSameCellsAndEstimatesWithEitherLevel) {
     CountMinParams params = CountMinParams::for_error(0.001, 0.001, CountMinVariant::kirsch_mitzenmacher);
     params.lanes = 4;
