@@ -185,6 +185,38 @@ TEST_F(SimdLevel, BlockKernelFromOffsetsMatchesTheMasksKernel) {
     }
 }
 
+// The columns kernel's two remainder paths (double precision for widths up to
+// 2^20, 64-bit reciprocals above) against the exact g_j = (h1 + j·h2) mod w,
+// at the edges of both paths' widths and with extreme hashes.
+TEST_F(SimdLevel, ColumnsKernelGivesExactRemaindersAtEveryWidth) {
+    SplitMix64 rng(5);
+    std::vector<Hash128> hashes;
+    const std::uint64_t extremes[] = {0, 1, 15, 16, 0xffffffffULL, 0x100000000ULL, 1ULL << 52,
+                                      (1ULL << 53) - 1, 1ULL << 63, ~0ULL, ~0ULL - 1};
+    for (const std::uint64_t a : extremes) {
+        for (const std::uint64_t b : extremes) hashes.push_back(Hash128{a, b});
+    }
+    while (hashes.size() % 8 != 0 || hashes.size() < 4096) hashes.push_back(Hash128{rng.next(), rng.next()});
+    for (const std::uint64_t width : {2ULL, 15ULL, 16ULL, 17ULL, 97ULL, 11'299ULL, 65'536ULL, 1'048'573ULL,
+                                      1ULL << 20, (1ULL << 20) + 7, 268'435'399ULL}) {
+        for (std::size_t i = 0; i < hashes.size(); ++i) {
+            // Multiples of the width, and their neighbours, where a remainder turns over.
+            if (i % 97 == 0) hashes[i].h1 = (rng.next() / width) * width + i % 3 - 1;
+        }
+        std::vector<std::uint32_t> out(hashes.size() * 4);
+        simd::count_min_columns4_avx512(reinterpret_cast<const std::byte*>(hashes.data()), sizeof(Hash128),
+                                        hashes.size(), width, ~0ULL / width, out.data());
+        for (std::size_t i = 0; i < hashes.size(); ++i) {
+            const std::uint64_t step = hashes[i].h2 % width;
+            std::uint64_t g = hashes[i].h1 % width;
+            for (std::size_t row = 0; row < 4; ++row) {
+                ASSERT_EQ(out[i * 4 + row], g) << "width " << width << " hash " << i << " row " << row;
+                g = (g + step) % width;
+            }
+        }
+    }
+}
+
 TEST_F(SimdLevel, FourLaneCountMinGivesTheSameCellsAndEstimatesWithEitherLevel) {
     CountMinParams params = CountMinParams::for_error(0.001, 0.001, CountMinVariant::kirsch_mitzenmacher);
     params.lanes = 4;
