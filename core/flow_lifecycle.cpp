@@ -498,7 +498,9 @@ simd::BlockRefresh FlowLifecycle::refresh_block_words(std::uint64_t* cells,
 // AVX-512: the probed cells as two 64-bit sets, even and odd cells (a byte of
 // the block holds cell 2j in its low nibble, 2j + 1 in its high one), built in
 // registers without the mask's stores; the kernel does the rest in one
-// register. Same cells and result as refresh_block_words.
+// register. Up to 8 probes (the default sizing's k) the kernel builds the sets
+// itself from the offsets word, eight lanes at once; more take the loop here.
+// Same cells and result as refresh_block_words.
 simd::BlockRefresh FlowLifecycle::refresh_block_vector(std::uint64_t* cells,
                                                        std::uint64_t offsets) const noexcept {
     if (k_ <= 8) return simd::refresh_block_offsets_avx512(cells, offsets, k_, cur_stamp_);
