@@ -1,11 +1,12 @@
 // The vector kernels and the CPU check (see simd.hpp). This is the only file
-// that includes the AVX-512 intrinsics: gcc 12 warns maybe-uninitialized
+// that includes the AVX-512 intrinsics: gcc 12 warns (maybe-)uninitialized
 // inside its own intrinsic headers when they are inlined at -O1 (the
-// sanitizer build; GCC bug 105593, fixed in gcc 13), so the warning is off
-// here and nowhere else.
+// sanitizer build; the self-initialised `_mm512_undefined_epi32()` of GCC bug
+// 105593, fixed in gcc 13), so the warnings are off here and nowhere else.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
 #include "core/simd.hpp"
