@@ -422,8 +422,6 @@ void CountMinSketch::accumulate_lane(std::uint32_t from, std::uint32_t to) noexc
     totals_[to] += totals_[from];
 }
 
-void CountMinSketch::clear_lane(std::uint32_t lane) noexcept { clear_lanes(lane, 1); }
-
 // One pass over the counters however many lanes: a report interval clears two
 // of the four, which share every cache line.
 void CountMinSketch::clear_lanes(std::uint32_t first, std::uint32_t count) noexcept {

@@ -158,9 +158,8 @@ public:
     /// counters into running totals) — exact, like merge.
     void accumulate_lane(std::uint32_t from, std::uint32_t to) noexcept;
 
-    /// Zeroes one lane (counters and total).
-    void clear_lane(std::uint32_t lane) noexcept;
-    /// Zeroes lanes first .. first + count − 1, in one pass over the counters.
+    /// Zeroes lanes first .. first + count − 1 (counters and totals), in one
+    /// pass over the counters.
     void clear_lanes(std::uint32_t first, std::uint32_t count) noexcept;
     void clear() noexcept;
 

@@ -24,7 +24,7 @@ public:
     static constexpr std::size_t page_words = 512;
 
     /// `words` zero words.
-    explicit DirtyTrackedWords(std::size_t words) : words_(words, 0), dirty_((pages() + 63) / 64, 0) {}
+    explicit DirtyTrackedWords(std::size_t words) : words_(words, 0), dirty_(map_words(words), 0) {}
 
     std::size_t size() const noexcept { return words_.size(); }
     std::uint64_t operator[](std::size_t i) const noexcept { return words_[i]; }
@@ -52,12 +52,15 @@ public:
     /// The words and the page map: what this array can ever hold resident.
     std::size_t memory_bytes() const noexcept { return planned_bytes(words_.size()); }
     static std::size_t planned_bytes(std::size_t words) noexcept {
-        const std::size_t pages = (words + page_words - 1) / page_words;
-        return (words + (pages + 63) / 64) * sizeof(std::uint64_t);
+        return (words + map_words(words)) * sizeof(std::uint64_t);
     }
 
 private:
-    std::size_t pages() const noexcept { return (words_.size() + page_words - 1) / page_words; }
+    /// Words of the page map: a bit per page of `words` words.
+    static std::size_t map_words(std::size_t words) noexcept {
+        const std::size_t pages = (words + page_words - 1) / page_words;
+        return (pages + 63) / 64;
+    }
 
     std::vector<std::uint64_t> words_;
     std::vector<std::uint64_t> dirty_;  // a bit per page written since the last clear

@@ -334,7 +334,7 @@ TEST(CountMinSketch, LanesAreIndependent) {
             ASSERT_EQ(two.estimate(key_hash(key), 0), packets.estimate(key_hash(key)));
             ASSERT_EQ(two.estimate(key_hash(key), 1), bytes.estimate(key_hash(key)));
         }
-        two.clear_lane(1);
+        two.clear_lanes(1, 1);
         EXPECT_EQ(two.total(1), 0u);
         EXPECT_EQ(two.total(0), stream.updates.size());
         EXPECT_EQ(two.estimate(key_hash(0), 0), packets.estimate(key_hash(0)));
