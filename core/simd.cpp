@@ -140,6 +140,12 @@ FLOWSKETCH_AVX512 inline __m512i mod_small_width(__m512i x, const SmallWidth& sw
     return _mm512_mask_sub_epi64(r, _mm512_cmpge_epi64_mask(r, sw.w), r, sw.w);
 }
 
+// x mod sw.w by the path its width allows: the same remainders either way.
+FLOWSKETCH_AVX512 inline __m512i mod_any_width(__m512i x, bool small, const SmallWidth& sw,
+                                               __m512i reciprocal) noexcept {
+    return small ? mod_small_width(x, sw) : mod_width(x, sw.w, reciprocal);
+}
+
 FLOWSKETCH_AVX512 inline __m512i add_mod(__m512i g, __m512i step, __m512i w) noexcept {
     const __m512i sum = _mm512_add_epi64(g, step);
     return _mm512_mask_sub_epi64(sum, _mm512_cmpge_epu64_mask(sum, w), sum, w);
@@ -246,9 +252,8 @@ FLOWSKETCH_AVX512 void count_min_columns4_avx512(const std::byte* first, std::si
                         splat((std::uint64_t{1} << 32) % width)};
     for (std::size_t i = 0; i + 8 <= count; i += 8) {
         const std::byte* base = first + i * stride;
-        const __m512i step = small ? mod_small_width(gather(base + 8, offsets), sw)
-                                   : mod_width(gather(base + 8, offsets), w, rec);
-        const __m512i g0 = small ? mod_small_width(gather(base, offsets), sw) : mod_width(gather(base, offsets), w, rec);
+        const __m512i step = mod_any_width(gather(base + 8, offsets), small, sw, rec);
+        const __m512i g0 = mod_any_width(gather(base, offsets), small, sw, rec);
         const __m512i g1 = add_mod(g0, step, w);
         const __m512i g2 = add_mod(g1, step, w);
         const __m512i g3 = add_mod(g2, step, w);
