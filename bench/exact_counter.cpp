@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "capture/decode.hpp"
-#include "core/flow_key.hpp"
-#include "core/hash.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/key/hash.hpp"
 
 namespace {
 

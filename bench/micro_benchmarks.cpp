@@ -30,14 +30,14 @@
 #include <vector>
 
 #include "capture/decode.hpp"
-#include "core/count_min.hpp"
-#include "core/flow_key.hpp"
-#include "core/flow_lifecycle.hpp"
-#include "core/flow_measurement.hpp"
-#include "core/hash.hpp"
-#include "core/heavy_hitters.hpp"
-#include "core/random.hpp"
-#include "core/simd.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/lifecycle/flow_lifecycle.hpp"
+#include "core/measure/flow_measurement.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/heavy_hitters.hpp"
+#include "core/sketch/random.hpp"
+#include "core/platform/simd.hpp"
 
 namespace {
 

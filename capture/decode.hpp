@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "core/flow_key.hpp"
-#include "core/packet_record.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/measure/packet_record.hpp"
 
 namespace flowsketch::capture {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/flow_measurement.hpp"
+#include "core/measure/flow_measurement.hpp"
 
 namespace flowsketch::reports {
 

@@ -27,7 +27,7 @@
 
 #include "capture/decode.hpp"
 #include "capture/pcap_file_source.hpp"
-#include "core/flow_measurement.hpp"
+#include "core/measure/flow_measurement.hpp"
 
 namespace flowsketch::app {
 

@@ -14,7 +14,7 @@
 #include "capture/decode.hpp"
 #include "capture/pcap_file_source.hpp"
 #include "capture/pcap_live_source.hpp"
-#include "core/flow_measurement.hpp"
+#include "core/measure/flow_measurement.hpp"
 #include "reports/report_writer.hpp"
 #include "src/measurement_worker.hpp"
 

@@ -14,7 +14,7 @@
 #include <system_error>
 #include <utility>
 
-#include "core/hash.hpp"
+#include "core/key/hash.hpp"
 
 namespace flowsketch::gen {
 

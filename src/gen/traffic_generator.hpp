@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/flow_key.hpp"
-#include "core/random.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/sketch/random.hpp"
 
 namespace flowsketch::gen {
 

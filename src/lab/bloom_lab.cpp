@@ -31,9 +31,9 @@
 #include <string>
 #include <vector>
 
-#include "core/bloom_filter.hpp"
-#include "core/hash.hpp"
-#include "core/probes.hpp"
+#include "core/sketch/bloom_filter.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/probes.hpp"
 #include "src/lab/experiments.hpp"
 
 namespace flowsketch::app::lab {

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "core/count_min.hpp"
-#include "core/hash.hpp"
-#include "core/random.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/random.hpp"
 #include "src/lab/experiments.hpp"
 
 namespace flowsketch::app::lab {

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/counting_bloom_filter.hpp"
-#include "core/hash.hpp"
+#include "core/sketch/counting_bloom_filter.hpp"
+#include "core/key/hash.hpp"
 #include "src/lab/experiments.hpp"
 
 namespace flowsketch::app::lab {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/random.hpp"
+#include "core/sketch/random.hpp"
 
 namespace flowsketch::app::lab {
 namespace {

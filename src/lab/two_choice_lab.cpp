@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "core/hash.hpp"
-#include "core/two_choice_bloom_filter.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/two_choice_bloom_filter.hpp"
 #include "src/lab/experiments.hpp"
 
 namespace flowsketch::app::lab {

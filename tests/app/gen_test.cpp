@@ -21,8 +21,8 @@
 
 #include "capture/decode.hpp"
 #include "capture/pcap_file_source.hpp"
-#include "core/flow_key.hpp"
-#include "core/hash.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/key/hash.hpp"
 #include "src/commands.hpp"
 #include "src/gen/traffic_generator.hpp"
 #include "tests/support/flow_truth.hpp"

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "core/count_min.hpp"
-#include "core/hash.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/key/hash.hpp"
 #include "tests/support/capture_builder.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -622,7 +622,7 @@ TEST(MalformedCapture, FrameNearTheEndOfInt64TimeKeepsIntervalsPositive) {
 
 // ------------------------------------------------------------------ known bug (reported)
 
-// BUG (reported, not fixed here: core/count_min.cpp is not ours): CountMinSketch::lower_bound
+// BUG (reported, not fixed here: core/sketch/count_min.cpp is not ours): CountMinSketch::lower_bound
 // converts ceil(estimate - eps*N) back to uint64_t; for an estimate near 2^64 (a snapshot
 // whose counters hold such values deserialises fine) the double rounds up to 2^64 and the
 // conversion is undefined behaviour (UBSan: "outside the range of representable values").

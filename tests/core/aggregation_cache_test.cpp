@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/aggregation_cache.hpp"
+#include "core/measure/aggregation_cache.hpp"
 
 namespace flowsketch::core {
 namespace {

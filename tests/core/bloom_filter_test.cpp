@@ -1,4 +1,4 @@
-#include "core/bloom_filter.hpp"
+#include "core/sketch/bloom_filter.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/count_min.hpp"
+#include "core/sketch/count_min.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/random.hpp"
+#include "core/sketch/random.hpp"
 #include "test_keys.hpp"
 
 namespace flowsketch::core {

@@ -1,4 +1,4 @@
-#include "core/dirty_tracked_words.hpp"
+#include "core/lifecycle/dirty_tracked_words.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <random>
 
-#include "core/flow_key.hpp"
+#include "core/key/flow_key.hpp"
 
 namespace flowsketch::core {
 namespace {

@@ -1,4 +1,4 @@
-#include "core/flow_lifecycle.hpp"
+#include "core/lifecycle/flow_lifecycle.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/random.hpp"
+#include "core/sketch/random.hpp"
 #include "test_keys.hpp"
 
 namespace flowsketch::core {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/flow_measurement.hpp"
+#include "core/measure/flow_measurement.hpp"
 #include "tests/support/measurement_support.hpp"
 
 namespace flowsketch::core {

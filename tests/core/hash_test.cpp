@@ -2,7 +2,7 @@
 // eight-lane AVX-512 kernel must give every key its XXH3 value, whatever its
 // bytes, the seed, the stride of the records holding the keys, and a count
 // that is not a multiple of eight.
-#include "core/hash.hpp"
+#include "core/key/hash.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/flow_key.hpp"
-#include "core/random.hpp"
-#include "core/simd.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/sketch/random.hpp"
+#include "core/platform/simd.hpp"
 
 namespace flowsketch::core {
 namespace {

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <map>
 
-#include "core/heavy_hitters.hpp"
-#include "core/random.hpp"
+#include "core/sketch/heavy_hitters.hpp"
+#include "core/sketch/random.hpp"
 
 namespace flowsketch::core {
 namespace {

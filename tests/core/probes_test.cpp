@@ -1,4 +1,4 @@
-#include "core/probes.hpp"
+#include "core/sketch/probes.hpp"
 
 #include <gtest/gtest.h>
 

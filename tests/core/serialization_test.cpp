@@ -1,4 +1,4 @@
-#include "core/serialization.hpp"
+#include "core/sketch/serialization.hpp"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>

@@ -2,7 +2,7 @@
 // through a structure built at each level must leave the same cells and give
 // the same answers, bit for bit. Skipped where the CPU has no AVX-512 (the
 // portable code is then the only one that runs).
-#include "core/simd.hpp"
+#include "core/platform/simd.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/count_min.hpp"
-#include "core/flow_lifecycle.hpp"
-#include "core/random.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/lifecycle/flow_lifecycle.hpp"
+#include "core/sketch/random.hpp"
 #include "test_keys.hpp"
 
 namespace flowsketch::core {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "core/hash.hpp"
+#include "core/key/hash.hpp"
 
 namespace flowsketch::core::testing {
 

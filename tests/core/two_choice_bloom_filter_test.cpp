@@ -1,4 +1,4 @@
-#include "core/two_choice_bloom_filter.hpp"
+#include "core/sketch/two_choice_bloom_filter.hpp"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/bloom_filter.hpp"
+#include "core/sketch/bloom_filter.hpp"
 #include "test_keys.hpp"
 
 namespace flowsketch::core {

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "core/bloom_filter.hpp"
-#include "core/count_min.hpp"
-#include "core/counting_bloom_filter.hpp"
-#include "core/hash.hpp"
-#include "core/serialization.hpp"
-#include "core/two_choice_bloom_filter.hpp"
+#include "core/sketch/bloom_filter.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/sketch/counting_bloom_filter.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/serialization.hpp"
+#include "core/sketch/two_choice_bloom_filter.hpp"
 #include "tests/support/capture_builder.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-// Fuzz target: deserialising a sketch snapshot (core/serialization.hpp).
+// Fuzz target: deserialising a sketch snapshot (core/sketch/serialization.hpp).
 //
 // Input layout: byte 0 is a selector, the rest is the serialised sketch.
 //   bits 0-1  which reader: Count-Min, Bloom, counting Bloom, two-choice Bloom
@@ -18,8 +18,8 @@
 #include <span>
 #include <vector>
 
-#include "core/hash.hpp"
-#include "core/serialization.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/serialization.hpp"
 
 namespace {
 

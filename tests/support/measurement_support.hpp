@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "core/flow_measurement.hpp"
+#include "core/measure/flow_measurement.hpp"
 
 namespace flowsketch::testing {
 

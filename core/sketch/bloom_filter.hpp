@@ -1,5 +1,5 @@
 // Bloom filter (Bloom 1970), standard and partitioned, over the probe schemes
-// of core/probes.hpp. Formulas from Broder–Mitzenmacher's survey (seed 004,
+// of core/sketch/probes.hpp. Formulas from Broder–Mitzenmacher's survey (seed 004,
 // §2.1–2.4) and Kirsch–Mitzenmacher (seed 000, §2 and §5).
 //
 // Notation: m bits, k probes, n inserted items, ρ the fraction of ones.
@@ -15,8 +15,8 @@
 #include <span>
 #include <vector>
 
-#include "core/hash.hpp"
-#include "core/probes.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/probes.hpp"
 
 namespace flowsketch::core {
 

@@ -27,9 +27,9 @@
 #include <span>
 #include <vector>
 
-#include "core/hash.hpp"
-#include "core/probes.hpp"
-#include "core/random.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/probes.hpp"
+#include "core/sketch/random.hpp"
 
 namespace flowsketch::core {
 

@@ -1,4 +1,4 @@
-#include "core/two_choice_bloom_filter.hpp"
+#include "core/sketch/two_choice_bloom_filter.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/counting_bloom_filter.hpp"
+#include "core/sketch/counting_bloom_filter.hpp"
 
 namespace flowsketch::core {
 namespace {

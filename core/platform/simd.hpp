@@ -6,7 +6,7 @@
 // and later), a structure built while that level is active uses these kernels
 // instead: same cells, same answers, fewer instructions. A 64-byte lifecycle
 // block is one register, a 4-lane Count-Min cell is one 256-bit register, and
-// the flow keys are hashed eight at a time (core/hash.hpp, hash_keys).
+// the flow keys are hashed eight at a time (core/key/hash.hpp, hash_keys).
 //
 // The level is process-wide (it is a property of the CPU) and read by each
 // structure when it is constructed. FLOWSKETCH_SIMD=portable in the
@@ -70,7 +70,7 @@ void count_min_columns4_avx512(const std::byte* first, std::size_t stride, std::
 /// `first + i·stride` bytes, as (low, high) pairs to out[0..2·count): XXH3's
 /// 17–128-byte path written out for 40 bytes, eight keys per register.
 /// `secret` is the first 64 bytes of XXH3's default secret. Only with
-/// level() == avx512 (core/hash.hpp's hash_keys is the way in).
+/// level() == avx512 (core/key/hash.hpp's hash_keys is the way in).
 void hash_keys40_avx512(const std::byte* first, std::size_t stride, std::size_t count,
                         std::uint64_t seed, const std::uint64_t* secret,
                         std::uint64_t* out) noexcept;

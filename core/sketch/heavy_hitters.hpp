@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/flow_key.hpp"
-#include "core/hash.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/key/hash.hpp"
 
 namespace flowsketch::core {
 

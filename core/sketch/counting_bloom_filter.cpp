@@ -1,4 +1,4 @@
-#include "core/counting_bloom_filter.hpp"
+#include "core/sketch/counting_bloom_filter.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -20,9 +20,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/cache_aligned.hpp"
-#include "core/hash.hpp"
-#include "core/random.hpp"  // UInt128
+#include "core/platform/cache_aligned.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/random.hpp"  // UInt128
 
 namespace flowsketch::core {
 

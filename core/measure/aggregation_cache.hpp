@@ -20,9 +20,9 @@
 #include <limits>
 #include <stdexcept>
 
-#include "core/cache_aligned.hpp"
-#include "core/flow_key.hpp"
-#include "core/hash.hpp"
+#include "core/platform/cache_aligned.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/key/hash.hpp"
 
 namespace flowsketch::core {
 

@@ -1,4 +1,4 @@
-#include "core/flow_key.hpp"
+#include "core/key/flow_key.hpp"
 
 #include <arpa/inet.h>
 

@@ -48,12 +48,12 @@
 #include <string_view>
 #include <vector>
 
-#include "core/cache_aligned.hpp"
-#include "core/dirty_tracked_words.hpp"
-#include "core/hash.hpp"
-#include "core/probes.hpp"
-#include "core/random.hpp"  // UInt128
-#include "core/simd.hpp"
+#include "core/platform/cache_aligned.hpp"
+#include "core/lifecycle/dirty_tracked_words.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/probes.hpp"
+#include "core/sketch/random.hpp"  // UInt128
+#include "core/platform/simd.hpp"
 
 namespace flowsketch::core {
 

@@ -8,12 +8,12 @@
 #include <span>
 #include <vector>
 
-#include "core/aggregation_cache.hpp"
-#include "core/count_min.hpp"
-#include "core/flow_lifecycle.hpp"
-#include "core/flow_key.hpp"
-#include "core/heavy_hitters.hpp"
-#include "core/packet_record.hpp"
+#include "core/measure/aggregation_cache.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/lifecycle/flow_lifecycle.hpp"
+#include "core/key/flow_key.hpp"
+#include "core/sketch/heavy_hitters.hpp"
+#include "core/measure/packet_record.hpp"
 
 namespace flowsketch::core {
 

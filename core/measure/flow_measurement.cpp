@@ -1,4 +1,4 @@
-#include "core/flow_measurement.hpp"
+#include "core/measure/flow_measurement.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <stdexcept>
 
-#include "core/simd.hpp"
+#include "core/platform/simd.hpp"
 
 namespace flowsketch::core {
 namespace {

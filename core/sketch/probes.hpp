@@ -32,7 +32,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/hash.hpp"
+#include "core/key/hash.hpp"
 
 namespace flowsketch::core {
 

@@ -1,4 +1,4 @@
-#include "core/hash.hpp"
+#include "core/key/hash.hpp"
 
 // The library's own implementation, compiled here: the key hash below then
 // runs XXH3's path for 17–128 bytes specialised for a 40-byte key, with no
@@ -8,7 +8,7 @@
 
 #include <cstring>
 
-#include "core/simd.hpp"
+#include "core/platform/simd.hpp"
 
 namespace flowsketch::core {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "core/flow_key.hpp"
+#include "core/key/flow_key.hpp"
 
 namespace flowsketch::core {
 

@@ -17,8 +17,8 @@
 #include <span>
 #include <vector>
 
-#include "core/hash.hpp"
-#include "core/probes.hpp"
+#include "core/key/hash.hpp"
+#include "core/sketch/probes.hpp"
 
 namespace flowsketch::core {
 

@@ -1,4 +1,4 @@
-#include "core/heavy_hitters.hpp"
+#include "core/sketch/heavy_hitters.hpp"
 
 #include <bit>
 #include <stdexcept>

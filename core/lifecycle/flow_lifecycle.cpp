@@ -1,4 +1,4 @@
-#include "core/flow_lifecycle.hpp"
+#include "core/lifecycle/flow_lifecycle.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/bloom_filter.hpp"
-#include "core/random.hpp"
-#include "core/two_choice_bloom_filter.hpp"
+#include "core/sketch/bloom_filter.hpp"
+#include "core/sketch/random.hpp"
+#include "core/sketch/two_choice_bloom_filter.hpp"
 
 namespace flowsketch::core {
 namespace {

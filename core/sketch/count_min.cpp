@@ -1,4 +1,4 @@
-#include "core/count_min.hpp"
+#include "core/sketch/count_min.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/random.hpp"
-#include "core/simd.hpp"
+#include "core/sketch/random.hpp"
+#include "core/platform/simd.hpp"
 
 namespace flowsketch::core {
 namespace {

@@ -39,10 +39,10 @@
 #include <string>
 #include <vector>
 
-#include "core/bloom_filter.hpp"
-#include "core/count_min.hpp"
-#include "core/counting_bloom_filter.hpp"
-#include "core/two_choice_bloom_filter.hpp"
+#include "core/sketch/bloom_filter.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/sketch/counting_bloom_filter.hpp"
+#include "core/sketch/two_choice_bloom_filter.hpp"
 
 namespace flowsketch::core {
 

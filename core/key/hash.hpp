@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/flow_key.hpp"
+#include "core/key/flow_key.hpp"
 
 namespace flowsketch::core {
 

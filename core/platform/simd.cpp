@@ -9,7 +9,7 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
-#include "core/simd.hpp"
+#include "core/platform/simd.hpp"
 
 #include <atomic>
 #include <cstdlib>
