@@ -18,7 +18,7 @@ std::string to_csv_rows(const Report& report) {
     std::string rows;
     auto out = std::back_inserter(rows);
     // Addresses and numbers never contain commas or quotes: no quoting needed.
-    const auto append = [&](const char* ranking, const std::vector<core::HeavyHitter>& flows) {
+    const auto append = [&](const char* ranking, const core::TopList& flows) {
         int rank = 1;
         for (const auto& flow : flows) {
             fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",

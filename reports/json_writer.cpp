@@ -44,7 +44,7 @@ void append_number(Out out, double value) {
     }
 }
 
-void append_flows(Out out, const std::vector<core::HeavyHitter>& flows) {
+void append_flows(Out out, const core::TopList& flows) {
     *out++ = '[';
     bool first = true;
     for (const auto& flow : flows) {
@@ -88,7 +88,7 @@ std::string to_json(const Report& report) {
     fmt::format_to(out, ",\"top_bytes\":");
     append_flows(out, report.top_bytes);
     if (report.has_flows) {
-        const core::FlowSummary& f = report.flows.counts;
+        const core::FlowCounts& f = report.flows.counts;
         fmt::format_to(out, ",\"flows\":{{\"new\":{},\"active\":", f.new_flows);
         append_number(out, f.active);
         fmt::format_to(out, ",\"expired\":");

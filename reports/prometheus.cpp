@@ -88,7 +88,7 @@ std::string flow_labels(std::size_t rank, const core::HeavyHitter& flow) {
 }
 
 void render_heavy_hitters(FamilyWriter& writer, std::string_view unit,
-                          const std::vector<core::HeavyHitter>& flows, std::size_t limit) {
+                          const core::TopList& flows, std::size_t limit) {
     const std::size_t count = std::min(flows.size(), limit);
     if (count == 0) return;
     // Labels are rendered once and used by both families.
@@ -284,7 +284,7 @@ std::string PrometheusExposition::render() const {
     writer.sample("", std::uint64_t{last.counts_are_lower_bounds ? 1U : 0U});
 
     if (last.has_flows) {
-        const core::FlowSummary& flows = last.flows.counts;
+        const core::FlowCounts& flows = last.flows.counts;
         writer.family("flowsketch_flows_active", "gauge",
                       "Flows active at the end of the last interval (an estimate)");
         writer.sample("", flows.active);

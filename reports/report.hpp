@@ -30,7 +30,7 @@ struct SketchDescription {
 /// The flow lifecycle: seen / new / active / expired / ended flows, from a
 /// timestamp Bloom filter (docs/flow-lifecycle.md), each with its error.
 struct FlowSection {
-    core::FlowSummary counts;
+    core::FlowCounts counts;
     std::string seen_filter;        // "blocked", "standard" or "two-choice"
     double idle_timeout = 0;        // seconds
     std::uint32_t generations = 0;  // G: a flow expires T..T+T/G after its last packet
@@ -56,8 +56,8 @@ struct Report {
     std::uint64_t bytes = 0;    // their wire lengths
     std::vector<SkipCount> skipped;  // every reason, zeros included
     SketchDescription sketch;
-    std::vector<core::HeavyHitter> top_packets;  // largest first
-    std::vector<core::HeavyHitter> top_bytes;
+    core::TopList top_packets;  // the 5-tuple's, largest first
+    core::TopList top_bytes;
     bool has_flows = false;
     FlowSection flows;
     std::vector<InterfaceReport> interfaces;  // live capture: per-interface totals and drops

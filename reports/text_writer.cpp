@@ -45,7 +45,7 @@ std::string endpoint(const core::FlowKey& key, bool source) {
 }
 
 void append_table(std::string& text, const char* title, const char* unit,
-                  const std::vector<core::HeavyHitter>& flows, std::uint64_t total, double epsilon) {
+                  const core::TopList& flows, std::uint64_t total, double epsilon) {
     auto out = std::back_inserter(text);
     fmt::format_to(out, "\n  Top flows by {} (N = {}, ε·N = {:.1f})\n", title, with_separators(total),
                    epsilon * static_cast<double>(total));

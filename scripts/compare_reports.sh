@@ -43,15 +43,28 @@ for capture in pcaps/*.pcap pcaps/*.pcapng; do all_samples+=(-r "$capture"); don
 
 runs=0
 differ=0
+memory_only=0
+# The state's size in bytes (JSON memory_bytes, the text report's "all state"
+# KiB) follows the objects' layout, which a change of structure may move by a
+# few bytes: such runs are counted apart and the sizes printed.
+without_memory() {
+  sed -E 's/"memory_bytes":[0-9]+/"memory_bytes":_/g; s/all state: [0-9,]+ KiB/all state: _ KiB/'
+}
 compare() {  # compare NAME ARGS...: one run of each build, outputs compared byte for byte
   local name="$1"; shift
   "$old" "$@" >"$work/old/$name" 2>"$work/old/$name.err" || echo "exit $?" >>"$work/old/$name.err"
   "$new" "$@" >"$work/new/$name" 2>"$work/new/$name.err" || echo "exit $?" >>"$work/new/$name.err"
   runs=$((runs + 1))
-  if ! cmp -s "$work/old/$name" "$work/new/$name" || ! cmp -s "$work/old/$name.err" "$work/new/$name.err"; then
-    differ=$((differ + 1))
-    [ "$differ" -le 5 ] && echo "differs: $name ($*)"
+  if cmp -s "$work/old/$name" "$work/new/$name" && cmp -s "$work/old/$name.err" "$work/new/$name.err"; then
+    return 0
   fi
+  if cmp -s <(without_memory <"$work/old/$name") <(without_memory <"$work/new/$name") &&
+     cmp -s "$work/old/$name.err" "$work/new/$name.err"; then
+    memory_only=$((memory_only + 1))
+    return 0
+  fi
+  differ=$((differ + 1))
+  if [ "$differ" -le 5 ]; then echo "differs: $name ($*)"; fi
 }
 for threads in 1 2; do
   for format in text json csv; do
@@ -76,5 +89,10 @@ done
 if [ "$differ" -ne 0 ]; then
   echo "compare_reports: $differ of $runs runs differ (outputs in $work/old and $work/new)"
   exit 1
+fi
+if [ "$memory_only" -ne 0 ]; then
+  sizes() { grep -ohE '"memory_bytes":[0-9]+' "$1"/*.json.i0 2>/dev/null | sort -u | head -3 | tr '\n' ' '; }
+  echo "compare_reports: $runs runs; $memory_only differ only in the state's size (old: $(sizes "$work/old"); new: $(sizes "$work/new"))"
+  exit 0
 fi
 echo "compare_reports: $runs runs, every report the same bytes ($work)"

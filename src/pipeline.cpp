@@ -162,7 +162,7 @@ void Pipeline::sync() {
 void Pipeline::close_interval(std::int64_t next_timestamp_ns) {
     sync();
     measurement_.advance_to(interval_end_ns_);
-    emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
+    emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
                               interval_, to_seconds(interval_start_ns_),
                               to_seconds(interval_end_ns_)));
     total_.add(interval_);
@@ -194,13 +194,13 @@ void Pipeline::finish() {
     sync();
     if (seen_any_) measurement_.advance_to(last_ns_);
     if (interval_ns_ > 0 && started_ && interval_.frames > 0) {
-        emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
+        emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
                                   interval_, to_seconds(interval_start_ns_),
                                   to_seconds(interval_end_ns_)));
     }
     total_.add(interval_);
     interval_.reset();
-    emit(make_report(reports::ReportKind::final_report, measurement_.total_summary(),
+    emit(make_report(reports::ReportKind::final_report, measurement_.summary(core::Window::run),
                               total_, to_seconds(first_ns_), to_seconds(last_ns_)));
 }
 
@@ -217,7 +217,7 @@ void Pipeline::set_capture_stats(const std::vector<capture::CaptureStats>& cumul
 void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns) {
     sync();
     measurement_.advance_to(end_ns);
-    emit(make_report(reports::ReportKind::interval, measurement_.interval_summary(),
+    emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
                               interval_, to_seconds(start_ns), to_seconds(end_ns)));
     total_.add(interval_);
     interval_.reset();
@@ -234,7 +234,7 @@ void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_
         total_.add(interval_);
         interval_.reset();
     }
-    emit(make_report(reports::ReportKind::final_report, measurement_.total_summary(),
+    emit(make_report(reports::ReportKind::final_report, measurement_.summary(core::Window::run),
                               total_, to_seconds(run_start_ns), to_seconds(end_ns)));
 }
 

@@ -56,8 +56,8 @@ TEST(MeasurementWorker, HashedAndUnhashedBatchesMeasureAsOneThread) {
         worker.drain();
         EXPECT_FALSE(worker.behind()) << "drained";
     }
-    const core::WindowSummary a = one.total_summary();
-    flowsketch::testing::expect_same_window(a, two.total_summary());
+    const core::WindowSummary a = one.summary(core::Window::run);
+    flowsketch::testing::expect_same_window(a, two.summary(core::Window::run));
     EXPECT_GT(a.flows.expired, 0.0) << "generations turned";
     EXPECT_GT(a.flows.ended, 0u);
     ASSERT_FALSE(a.top_packets.empty());
@@ -145,8 +145,8 @@ TEST(MeasurementWorker, FramesItDecodesMeasureAsOneThread) {
     EXPECT_EQ(skipped, expected);
     EXPECT_GT(expected[static_cast<std::size_t>(capture::SkipReason::non_ip)], 100u);
     EXPECT_GT(expected[static_cast<std::size_t>(capture::SkipReason::truncated_ip)], 100u);
-    flowsketch::testing::expect_same_window(one.total_summary(), two.total_summary());
-    EXPECT_GT(one.total_summary().flows.expired, 0.0) << "generations turned";
+    flowsketch::testing::expect_same_window(one.summary(core::Window::run), two.summary(core::Window::run));
+    EXPECT_GT(one.summary(core::Window::run).flows.expired, 0.0) << "generations turned";
 }
 
 }  // namespace

@@ -52,7 +52,7 @@ TEST(FlowMeasurement, FlowsSharingEveryCellAreFlaggedWithLowerBoundZero) {
     ASSERT_FALSE(twin == heavy) << "no twin found";
     for (int i = 0; i < 1000; ++i) measurement.add(PacketRecord{heavy, i, 100, 0});
     measurement.add(PacketRecord{twin, 1000, 100, 0});
-    const WindowSummary summary = measurement.total_summary();
+    const WindowSummary summary = measurement.summary(core::Window::run);
     ASSERT_GE(summary.top_packets.size(), 2u);
     for (int i = 0; i < 2; ++i) {
         const HeavyHitter& h = summary.top_packets[static_cast<std::size_t>(i)];
@@ -67,7 +67,7 @@ TEST(FlowMeasurement, DistinctCellsKeepTheirLowerBound) {
     FlowMeasurement measurement(small_config(1009, 4));
     for (int i = 0; i < 500; ++i) measurement.add(PacketRecord{flow_key(1), i, 60, 0});
     for (int i = 0; i < 100; ++i) measurement.add(PacketRecord{flow_key(2), i, 60, 0});
-    const WindowSummary summary = measurement.total_summary();
+    const WindowSummary summary = measurement.summary(core::Window::run);
     ASSERT_EQ(summary.top_packets.size(), 2u);
     EXPECT_FALSE(summary.top_packets[0].shares_cells);
     EXPECT_EQ(summary.top_packets[0].estimate, 500u);
@@ -91,7 +91,7 @@ TEST(FlowMeasurement, MemoryDoesNotGrowWithFlows) {
         }
     }
     EXPECT_EQ(measurement.memory_bytes(), before);
-    const WindowSummary summary = measurement.total_summary();
+    const WindowSummary summary = measurement.summary(core::Window::run);
     EXPECT_EQ(summary.packets, 1'000'000u - 1'000'000u % 256);
     EXPECT_TRUE(summary.flows.overfilled);
 }
@@ -164,10 +164,10 @@ std::vector<WindowSummary> run(FlowMeasurement& m, const std::vector<PacketRecor
             m.add_batch(std::span<const PacketRecord>(&stream[at], n));
             at += n;
         }
-        summaries.push_back(m.interval_summary());
+        summaries.push_back(m.summary(core::Window::interval));
         m.start_new_interval();
     }
-    summaries.push_back(m.total_summary());
+    summaries.push_back(m.summary(core::Window::run));
     return summaries;
 }
 
@@ -238,8 +238,8 @@ TEST(FlowMeasurement, IdleTimeDrainsTheCacheForTheLifecycle) {
         m->advance_to(60'000'000);
         packet(61);                // expired: 34 ms since its last packet
     }
-    const WindowSummary a = cached.total_summary();
-    const WindowSummary b = uncached.total_summary();
+    const WindowSummary a = cached.summary(core::Window::run);
+    const WindowSummary b = uncached.summary(core::Window::run);
     EXPECT_EQ(b.flows.new_flows, 2u);
     EXPECT_EQ(a.flows.new_flows, b.flows.new_flows);
     EXPECT_EQ(a.flows.active, b.flows.active);
@@ -279,14 +279,58 @@ TEST(FlowMeasurement, ConservativeUpdateWithTheCacheStaysAnUpperBound) {
     for (const auto& p : stream) ++truth[p.key.src[3] | (std::uint32_t{p.key.src[2]} << 8)];
     conservative.add_batch(stream);
     plain.add_batch(stream);
-    const WindowSummary cu = conservative.total_summary();
+    const WindowSummary cu = conservative.summary(core::Window::run);
     plain.flush_pending();
     for (const HeavyHitter& h : cu.top_packets) {
         const std::uint64_t exact = truth[h.key.src[3] | (std::uint32_t{h.key.src[2]} << 8)];
         EXPECT_GE(h.estimate, exact);
         EXPECT_LE(h.estimate, plain.sketch().estimate(hash_key(h.key, config.hash_seed),
-                                                      FlowMeasurement::total_packets));
+                                                      lane_of(Window::run, Weight::packets)));
     }
+}
+
+// Extra key specs count the same packets in the same pass, each under its own
+// mask: a destination's estimate is at least its packets over every flow to
+// it, the 5-tuple lists are those of a measurement without extra keys, and
+// every list carries its spec and window total.
+TEST(FlowMeasurement, ExtraKeySpecsCountTheSamePacketsUnderTheirMasks) {
+    MeasurementConfig config = small_config(1009, 4);
+    config.top_k = 10;
+    config.track_flows = true;
+    MeasurementConfig with_keys = config;
+    with_keys.extra_keys = {KeySpec::parse("dst"), KeySpec::parse("dst/24"), KeySpec::parse("dport")};
+    std::vector<PacketRecord> stream = skewed_stream(50000, 2000, 7);
+    for (PacketRecord& packet : stream) {  // 97 destinations in two /24s, several flows each
+        const std::uint32_t flow = packet.key.src[3] | (std::uint32_t{packet.key.src[2]} << 8);
+        packet.key = FlowKey::ipv4(0x0a000000u + flow, 0xC6336400u + (flow % 97) * 3, 4000, 443, 6);
+    }
+    std::map<std::array<std::uint8_t, 16>, std::uint64_t> per_dst;
+    for (const PacketRecord& packet : stream) ++per_dst[packet.key.dst];
+    FlowMeasurement plain(config);
+    FlowMeasurement keyed(with_keys);
+    plain.add_batch(stream);
+    keyed.add_batch(stream);
+    const WindowSummary a = plain.summary(Window::run);
+    const WindowSummary b = keyed.summary(Window::run);
+    expect_same_windows({a}, {b});
+    ASSERT_EQ(b.keys.size(), 3u);
+    const TopList& by_dst = b.keys[0].top_packets;
+    EXPECT_EQ(by_dst.spec, KeySpec::parse("dst"));
+    EXPECT_EQ(by_dst.total, stream.size());
+    ASSERT_FALSE(by_dst.empty());
+    for (const HeavyHitter& row : by_dst) {
+        EXPECT_EQ(row.key.src_port, 0);
+        EXPECT_EQ(row.key.protocol, 0);
+        EXPECT_GE(row.estimate, per_dst[row.key.dst]);
+    }
+    // The heaviest destination is listed first (its count dwarfs ε·N here).
+    const auto heaviest = std::max_element(per_dst.begin(), per_dst.end(),
+                                           [](const auto& x, const auto& y) { return x.second < y.second; });
+    EXPECT_EQ(by_dst[0].key.dst, heaviest->first);
+    EXPECT_EQ(b.keys[2].top_bytes.spec, KeySpec::parse("dport"));
+    EXPECT_EQ(b.keys[2].top_bytes.total, b.bytes);
+    EXPECT_GT(keyed.memory_bytes(), plain.memory_bytes());
+    EXPECT_EQ(FlowMeasurement::footprint(with_keys).sketch_bytes, 4 * FlowMeasurement::footprint(config).sketch_bytes);
 }
 
 }  // namespace

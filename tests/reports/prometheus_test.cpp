@@ -196,9 +196,9 @@ Report make_report(ReportKind kind, std::uint64_t packets, std::uint64_t bytes,
                                       7,
                                       false,
                                       1239408};
-    report.top_packets = {hitter(0xC0A8000D, 0xE0000016, 0, 0, 2, 60, 59),
+    report.top_packets.rows = {hitter(0xC0A8000D, 0xE0000016, 0, 0, 2, 60, 59),
                           hitter(0x0A000001, 0x0A000002, 51000, 443, 6, 20, 19)};
-    report.top_bytes = {hitter(0xC0A80001, 0xC0A8000D, 1901, 62923, 17, 9968, 9805)};
+    report.top_bytes.rows = {hitter(0xC0A80001, 0xC0A8000D, 1901, 62923, 17, 9968, 9805)};
     return report;
 }
 
@@ -277,7 +277,7 @@ TEST(PrometheusExposition, Ipv6FlowLabels) {
     src[15] = 1;
     std::array<std::uint8_t, 16> dst{0xff, 0x02};
     dst[15] = 0x16;
-    report.top_packets = {core::HeavyHitter{core::FlowKey::ipv6(src, dst, 0, 0, 58), 5, 4}};
+    report.top_packets.rows = {core::HeavyHitter{core::FlowKey::ipv6(src, dst, 0, 0, 58), 5, 4}};
     PrometheusExposition exposition;
     exposition.observe(report);
     const Exposition parsed = parse(exposition.render());
@@ -292,11 +292,11 @@ TEST(PrometheusExposition, CountersSumIntervalsAndTheFinalReportAddsNothingTwice
     exposition.observe(make_report(ReportKind::interval, 100, 10000, 3));
     exposition.observe(make_report(ReportKind::interval, 50, 4000, 1));
     Report last = make_report(ReportKind::interval, 7, 700, 0);
-    last.top_packets = {hitter(1, 2, 3, 4, 17, 7, 6)};
+    last.top_packets.rows = {hitter(1, 2, 3, 4, 17, 7, 6)};
     exposition.observe(last);
     // The final report repeats the run's totals (the sum of the intervals).
     Report final_report = make_report(ReportKind::final_report, 157, 14700, 4);
-    final_report.top_packets = {hitter(9, 9, 9, 9, 6, 157, 150)};
+    final_report.top_packets.rows = {hitter(9, 9, 9, 9, 6, 157, 150)};
     exposition.observe(final_report);
 
     const Exposition parsed = parse(exposition.render());
@@ -369,11 +369,11 @@ TEST(PrometheusExposition, LabelValuesAreEscaped) {
 
 TEST(PrometheusExposition, HeavyHitterSeriesAreCapped) {
     Report report = make_report(ReportKind::interval, 1000, 100000, 0);
-    report.top_packets.clear();
-    report.top_bytes.clear();
+    report.top_packets.rows.clear();
+    report.top_bytes.rows.clear();
     for (std::uint32_t i = 0; i < 50; ++i) {
-        report.top_packets.push_back(hitter(i, i + 1, 1, 2, 6, 100 - i, 90 - i));
-        report.top_bytes.push_back(hitter(i, i + 1, 1, 2, 6, 1000 - i, 900 - i));
+        report.top_packets.rows.push_back(hitter(i, i + 1, 1, 2, 6, 100 - i, 90 - i));
+        report.top_bytes.rows.push_back(hitter(i, i + 1, 1, 2, 6, 1000 - i, 900 - i));
     }
     PrometheusExposition exposition(ExpositionOptions{5});
     exposition.observe(report);
@@ -441,12 +441,12 @@ TEST(PrometheusExposition, SeriesCountMatchesTheDocumentedBound) {
           "invalid_ip", "ipv6_extension_limit", "truncated_transport", "invalid_transport"}) {
         report.skipped.push_back({reason, 1});
     }
-    report.top_packets.clear();
-    report.top_bytes.clear();
+    report.top_packets.rows.clear();
+    report.top_bytes.rows.clear();
     const std::uint32_t k = 10;
     for (std::uint32_t i = 0; i < k; ++i) {
-        report.top_packets.push_back(hitter(i, i + 1, 1, 2, 6, 100 - i, 90 - i));
-        report.top_bytes.push_back(hitter(i, i + 1, 1, 2, 6, 1000 - i, 900 - i));
+        report.top_packets.rows.push_back(hitter(i, i + 1, 1, 2, 6, 100 - i, 90 - i));
+        report.top_bytes.rows.push_back(hitter(i, i + 1, 1, 2, 6, 1000 - i, 900 - i));
     }
     report.has_flows = true;
     report.interfaces = {{"eth0", 1, 1, 0, 0}, {"eth1", 1, 1, 0, 0}};

@@ -50,8 +50,8 @@ inline void expect_same_hitters(const std::vector<core::HeavyHitter>& a,
 inline void expect_same_window(const core::WindowSummary& a, const core::WindowSummary& b) {
     EXPECT_EQ(a.packets, b.packets);
     EXPECT_EQ(a.bytes, b.bytes);
-    expect_same_hitters(a.top_packets, b.top_packets);
-    expect_same_hitters(a.top_bytes, b.top_bytes);
+    expect_same_hitters(a.top_packets.rows, b.top_packets.rows);
+    expect_same_hitters(a.top_bytes.rows, b.top_bytes.rows);
     EXPECT_EQ(a.flows.new_flows, b.flows.new_flows);
     EXPECT_EQ(a.flows.ended, b.flows.ended);
     EXPECT_EQ(a.flows.active, b.flows.active);

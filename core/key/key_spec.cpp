@@ -1,0 +1,114 @@
+#include "core/key/key_spec.hpp"
+
+#include <bit>
+#include <charconv>
+#include <cstddef>
+#include <stdexcept>
+
+namespace flowsketch::core {
+namespace {
+
+constexpr std::uint8_t all_fields = key_src | key_dst | key_sport | key_dport | key_proto;
+constexpr std::uint8_t default_ipv6_prefix = 64;
+
+void keep_prefix(std::uint8_t* field, std::uint8_t bits) noexcept {
+    for (std::uint8_t byte = 0; byte < 16; ++byte) {
+        const int left = int{bits} - 8 * byte;
+        field[byte] = left >= 8 ? 0xff : left <= 0 ? 0 : static_cast<std::uint8_t>(0xff << (8 - left));
+    }
+}
+
+[[noreturn]] void bad_spec(std::string_view text, std::string_view why) {
+    throw std::invalid_argument("key spec '" + std::string(text) + "': " + std::string(why));
+}
+
+// "N" or "N,M" after an address field's '/'.
+void parse_prefixes(std::string_view spec, std::string_view text, std::uint8_t& v4, std::uint8_t& v6) {
+    const auto number = [&](std::string_view digits, unsigned max) {
+        unsigned value = 0;
+        const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+        if (digits.empty() || error != std::errc{} || end != digits.data() + digits.size()) {
+            bad_spec(spec, "a prefix length is a number (dst/24, or dst/24,64 for IPv4 and IPv6)");
+        }
+        if (value > max) {
+            bad_spec(spec, max == 32 ? "an IPv4 prefix length is at most 32" : "an IPv6 prefix length is at most 128");
+        }
+        return static_cast<std::uint8_t>(value);
+    };
+    const std::size_t comma = text.find(',');
+    v4 = number(text.substr(0, comma), 32);
+    v6 = comma == std::string_view::npos ? default_ipv6_prefix : number(text.substr(comma + 1), 128);
+}
+
+}  // namespace
+
+KeySpec::KeySpec(std::uint8_t fields, std::uint8_t src_prefix_v4, std::uint8_t src_prefix_v6,
+                 std::uint8_t dst_prefix_v4, std::uint8_t dst_prefix_v6)
+    : fields_(fields),
+      src_prefix_v4_(src_prefix_v4),
+      src_prefix_v6_(src_prefix_v6),
+      dst_prefix_v4_(dst_prefix_v4),
+      dst_prefix_v6_(dst_prefix_v6) {
+    if (fields == 0 || (fields & ~all_fields) != 0) throw std::invalid_argument("a key spec keeps at least one field");
+    if (src_prefix_v4 > 32 || dst_prefix_v4 > 32 || src_prefix_v6 > 128 || dst_prefix_v6 > 128) {
+        throw std::invalid_argument("key spec prefix length out of range");
+    }
+    masks_ = {mask_for(AddressFamily::ipv4), mask_for(AddressFamily::ipv6)};
+    identity_ = fields == all_fields && src_prefix_v4 == 32 && dst_prefix_v4 == 32 && src_prefix_v6 == 128 &&
+                dst_prefix_v6 == 128;
+}
+
+KeySpec::Mask KeySpec::mask_for(AddressFamily family) const noexcept {
+    FlowKey ones;
+    if (has(key_src)) keep_prefix(ones.src.data(), prefix(true, family));
+    if (has(key_dst)) keep_prefix(ones.dst.data(), prefix(false, family));
+    if (has(key_sport)) ones.src_port = 0xffff;
+    if (has(key_dport)) ones.dst_port = 0xffff;
+    if (has(key_proto)) ones.protocol = 0xff;
+    // The family keeps an IPv4 address apart from the IPv6 address with the
+    // same leading bytes; a key without addresses is one key across families.
+    if (has(key_src) || has(key_dst)) ones.family = static_cast<AddressFamily>(0xff);
+    return std::bit_cast<Mask>(ones);
+}
+
+KeySpec KeySpec::parse(std::string_view text) {
+    if (text == "5tuple") return five_tuple();
+    if (text == "pair") return KeySpec(key_src | key_dst);
+    if (text == "sport") return KeySpec(key_sport);
+    if (text == "dport") return KeySpec(key_dport);
+    if (text == "proto") return KeySpec(key_proto);
+    const std::size_t slash = text.find('/');
+    const std::string_view field = text.substr(0, slash);
+    if (field != "src" && field != "dst") {
+        bad_spec(text, "expected 5tuple, src, dst, pair, src/N, dst/N, sport, dport or proto");
+    }
+    std::uint8_t v4 = 32;
+    std::uint8_t v6 = 128;
+    if (slash != std::string_view::npos) parse_prefixes(text, text.substr(slash + 1), v4, v6);
+    return field == "src" ? KeySpec(key_src, v4, v6, 32, 128) : KeySpec(key_dst, 32, 128, v4, v6);
+}
+
+std::string KeySpec::name() const {
+    if (identity_) return "5tuple";
+    const auto address = [&](const char* label, bool source) {
+        const std::uint8_t v4 = prefix(source, AddressFamily::ipv4);
+        const std::uint8_t v6 = prefix(source, AddressFamily::ipv6);
+        if (v4 == 32 && v6 == 128) return std::string(label);
+        return std::string(label) + "/" + std::to_string(v4) + "," + std::to_string(v6);
+    };
+    std::string name;
+    const auto add = [&](const std::string& part) { name += (name.empty() ? "" : "+") + part; };
+    if (fields_ == (key_src | key_dst) && !is_prefix(true, AddressFamily::ipv4) &&
+        !is_prefix(true, AddressFamily::ipv6) && !is_prefix(false, AddressFamily::ipv4) &&
+        !is_prefix(false, AddressFamily::ipv6)) {
+        return "pair";
+    }
+    if (has(key_src)) add(address("src", true));
+    if (has(key_dst)) add(address("dst", false));
+    if (has(key_sport)) add("sport");
+    if (has(key_dport)) add("dport");
+    if (has(key_proto)) add("proto");
+    return name;
+}
+
+}  // namespace flowsketch::core

@@ -1,0 +1,118 @@
+// One aggregation: what a measurement keeps for one key spec. Its packets are
+// summed per key in the aggregation cache; the entries the cache displaces go
+// into a Count-Min sketch (one lane per window and weight) and are offered to
+// the heavy-hitter candidates of each window and weight.
+//
+// The hot methods are inline: the measurement interleaves them with the flow
+// lifecycle's observations packet by packet, so that the two sequences' cache
+// misses overlap.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/key/key_spec.hpp"
+#include "core/measure/aggregation_cache.hpp"
+#include "core/measure/top_list.hpp"
+#include "core/measure/window.hpp"
+#include "core/sketch/count_min.hpp"
+#include "core/sketch/heavy_hitters.hpp"
+
+namespace flowsketch::core {
+
+struct AggregationConfig {
+    KeySpec spec = KeySpec::five_tuple();
+    CountMinParams sketch;         // lanes are set by the aggregation (window_lanes)
+    std::uint32_t candidates = 64;  // per window and weight
+    std::uint32_t cache_slots = 8192;  // 0 or a power of two (see AggregationCache)
+    std::uint64_t hash_seed = 0;
+};
+
+class Aggregation {
+public:
+    /// Most entries one batch may displace (the measurement's chunk size).
+    static constexpr std::size_t max_displaced = 1024;
+
+    /// Throws std::invalid_argument on bad sketch, candidate or cache parameters.
+    explicit Aggregation(const AggregationConfig& config);
+
+    const KeySpec& spec() const noexcept { return config_.spec; }
+    const CountMinSketch& sketch() const noexcept { return sketch_; }
+
+    void prefetch(const Hash128& hash) const noexcept { cache_.prefetch(hash); }
+
+    /// Sums one packet of `key` (already under this spec) into the cache.
+    /// Returns false when it joined its key's pending entry, true when it
+    /// started one (displacing at most one entry, kept until flush_displaced).
+    bool add(const FlowKey& key, const Hash128& hash, std::uint32_t bytes) noexcept {
+        const AggregationCache::Added added = cache_.add(key, hash, bytes, displaced_[displaced_count_]);
+        displaced_count_ += added == AggregationCache::Added::displaced ? 1 : 0;
+        return added != AggregationCache::Added::summed;
+    }
+
+    /// Entries displaced since the last flush, to go into the sketch in the
+    /// order they were displaced: locate them first, then sketch each.
+    std::size_t displaced() const noexcept { return displaced_count_; }
+    void locate_displaced() noexcept { locate(displaced_count_); }
+    /// Entry i of those located: into the sketch, its key offered to the
+    /// candidates, with the cells of an entry a few places ahead on their way.
+    void sketch_displaced(std::size_t i) noexcept {
+        const std::size_t n = displaced_count_;
+        const std::uint32_t depth = sketch_.params().depth;
+        const std::uint32_t* columns = columns_.data();
+        if (i + sketch_lookahead < n) sketch_.prefetch_at(columns + (i + sketch_lookahead) * depth);
+        const AggregationCache::Entry& e = displaced_[i];
+        const std::array<std::uint64_t, window_lanes> weights = {e.packets, e.bytes, e.packets, e.bytes};
+        std::array<std::uint64_t, window_lanes> estimates;
+        sketch_.update_and_estimate_at(columns + i * depth, weights, estimates);
+        for (std::uint32_t lane = 0; lane < window_lanes; ++lane) {
+            candidates_[lane].offer(e.key, e.hash, estimates[lane]);
+        }
+    }
+    /// Forgets the displaced entries (every one sketched).
+    void clear_displaced() noexcept { displaced_count_ = 0; }
+    /// locate, sketch each and clear, in one call.
+    void flush_displaced() noexcept;
+
+    /// Moves every pending entry of the cache into the sketch and candidates.
+    void flush_pending() noexcept;
+
+    /// The window's heaviest keys by weight, at most top_k, re-estimated on
+    /// the sketch. Call flush_pending() first.
+    TopList top(Window window, Weight weight, std::uint32_t top_k) const;
+    std::uint64_t total(Window window, Weight weight) const noexcept {
+        return sketch_.total(lane_of(window, weight));
+    }
+
+    /// Closes an interval: its lanes and candidates start again from zero.
+    void clear_interval() noexcept;
+
+    std::size_t memory_bytes() const noexcept;
+    /// What an aggregation of this configuration allocates, before building it.
+    struct Footprint {
+        std::uint64_t sketch_bytes = 0;
+        std::uint64_t candidate_bytes = 0;
+        std::uint64_t cache_bytes = 0;    // the cache and the displaced entries' scratch
+    };
+    static Footprint footprint(const AggregationConfig& config);
+
+private:
+    // Entries whose sketch cells are loaded ahead of their update: enough to
+    // cover a flood's first misses (every entry a miss) without flooding the
+    // line-fill buffers.
+    static constexpr std::size_t sketch_lookahead = 8;
+    void locate(std::size_t n) noexcept;
+
+    AggregationConfig config_;
+    CountMinSketch sketch_;
+    AggregationCache cache_;
+    std::array<HeavyHitterCandidates, window_lanes> candidates_;  // by lane_of(window, weight)
+    std::vector<AggregationCache::Entry> displaced_;
+    std::vector<std::uint32_t> columns_;  // the displaced entries' columns, depth per entry
+    std::size_t displaced_count_ = 0;
+};
+
+}  // namespace flowsketch::core

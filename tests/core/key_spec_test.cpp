@@ -1,0 +1,83 @@
+// Key specs: parsing, canonical names, and the masks they apply to keys.
+#include "core/key/key_spec.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace flowsketch::core {
+namespace {
+
+FlowKey v4_key() { return FlowKey::ipv4(0xC0A80A21, 0xC6336407, 51000, 443, 6); }
+
+FlowKey v6_key() {
+    std::array<std::uint8_t, 16> src{0x20, 0x01, 0x0d, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    std::array<std::uint8_t, 16> dst{0x20, 0x01, 0x0d, 0xb8, 0xff, 0xee, 0xdd, 0xcc, 1, 1, 1, 1, 1, 1, 1, 1};
+    return FlowKey::ipv6(src, dst, 1234, 53, 17);
+}
+
+TEST(KeySpec, FiveTupleIsTheIdentity) {
+    const KeySpec spec = KeySpec::parse("5tuple");
+    EXPECT_TRUE(spec.is_identity());
+    EXPECT_EQ(spec, KeySpec::five_tuple());
+    EXPECT_EQ(spec.apply(v4_key()), v4_key());
+    EXPECT_EQ(spec.apply(v6_key()), v6_key());
+    EXPECT_EQ(spec.name(), "5tuple");
+}
+
+TEST(KeySpec, DestinationKeepsOnlyTheDestinationAndFamily) {
+    const FlowKey masked = KeySpec::parse("dst").apply(v4_key());
+    FlowKey expected;
+    expected.dst = v4_key().dst;
+    expected.family = AddressFamily::ipv4;
+    EXPECT_EQ(masked, expected);
+}
+
+TEST(KeySpec, PrefixesCutEachFamilyAtItsOwnLength) {
+    const KeySpec spec = KeySpec::parse("dst/24,48");
+    const FlowKey v4 = spec.apply(v4_key());
+    EXPECT_EQ(v4.dst[0], 0xC6);
+    EXPECT_EQ(v4.dst[2], 0x64);
+    EXPECT_EQ(v4.dst[3], 0);
+    const FlowKey v6 = spec.apply(v6_key());
+    EXPECT_EQ(v6.dst[5], 0xee);
+    EXPECT_EQ(v6.dst[6], 0);
+    EXPECT_EQ(v6.family, AddressFamily::ipv6);
+    EXPECT_EQ(v6.dst_port, 0);
+    // A prefix not on a byte boundary keeps the high bits of the last byte.
+    EXPECT_EQ(KeySpec::parse("src/20").apply(v4_key()).src[2], 0x00);
+    EXPECT_EQ(KeySpec::parse("src/21").apply(v4_key()).src[2], 0x08);
+}
+
+TEST(KeySpec, KeysWithoutAddressesAreOneKeyAcrossFamilies) {
+    const KeySpec spec = KeySpec::parse("proto");
+    FlowKey v4 = v4_key();
+    FlowKey v6 = v6_key();
+    v6.protocol = v4.protocol;
+    EXPECT_EQ(spec.apply(v4), spec.apply(v6));
+    EXPECT_NE(KeySpec::parse("dport").apply(v4_key()), KeySpec::parse("dport").apply(v6_key()));
+}
+
+TEST(KeySpec, NamesRoundTrip) {
+    for (const char* text : {"5tuple", "src", "dst", "pair", "sport", "dport", "proto", "src/24,64", "dst/16,48",
+                             "dst/0,0"}) {
+        EXPECT_EQ(KeySpec::parse(KeySpec::parse(text).name()), KeySpec::parse(text)) << text;
+    }
+    EXPECT_EQ(KeySpec::parse("dst/24").name(), "dst/24,64");
+    EXPECT_EQ(KeySpec::parse("dst/32,128").name(), "dst");
+}
+
+TEST(KeySpec, BadSpecsNameThemselves) {
+    for (const char* text : {"dst/33", "foo", "src/", "dst/24,129", "dst/x", "", "5tuple+"}) {
+        try {
+            KeySpec::parse(text);
+            ADD_FAILURE() << "accepted " << text;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("'") + text + "'"), std::string::npos) << e.what();
+        }
+    }
+}
+
+}  // namespace
+}  // namespace flowsketch::core
