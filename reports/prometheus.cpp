@@ -11,6 +11,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "reports/key_format.hpp"
+
 namespace flowsketch::reports {
 namespace {
 
@@ -76,15 +78,14 @@ std::string render_labels(const std::vector<Label>& labels) {
     return text;
 }
 
-std::string flow_labels(std::size_t rank, const core::HeavyHitter& flow) {
-    return render_labels({
-        {"rank", std::to_string(rank)},
-        {"src", core::format_address(flow.key, true)},
-        {"dst", core::format_address(flow.key, false)},
-        {"sport", std::to_string(flow.key.src_port)},
-        {"dport", std::to_string(flow.key.dst_port)},
-        {"proto", protocol_name(flow.key.protocol)},
-    });
+// The rank, then the key's fields; the protocol by name, as people query it.
+std::string flow_labels(std::size_t rank, const core::HeavyHitter& flow, const core::KeySpec& spec) {
+    std::vector<Label> labels = {{"rank", std::to_string(rank)}};
+    for (KeyFieldText& field : key_fields(flow.key, spec)) {
+        if (field.name == "proto") field.text = protocol_name(flow.key.protocol);
+        labels.push_back({field.name, std::move(field.text)});
+    }
+    return render_labels(labels);
 }
 
 void render_heavy_hitters(FamilyWriter& writer, std::string_view unit,
@@ -94,7 +95,7 @@ void render_heavy_hitters(FamilyWriter& writer, std::string_view unit,
     // Labels are rendered once and used by both families.
     std::vector<std::string> labels;
     labels.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) labels.push_back(flow_labels(i + 1, flows[i]));
+    for (std::size_t i = 0; i < count; ++i) labels.push_back(flow_labels(i + 1, flows[i], flows.spec));
 
     writer.family(fmt::format("flowsketch_heavy_hitter_{}", unit), "gauge",
                   fmt::format("Count-Min estimate of the {} of the flow ranked `rank` in the last "

@@ -58,6 +58,7 @@ struct Report {
     SketchDescription sketch;
     core::TopList top_packets;  // the 5-tuple's, largest first
     core::TopList top_bytes;
+    std::vector<core::KeyTops> keys;  // the extra key specs' lists (--key), in order
     bool has_flows = false;
     FlowSection flows;
     std::vector<InterfaceReport> interfaces;  // live capture: per-interface totals and drops
@@ -67,8 +68,5 @@ struct Report {
 };
 
 const char* kind_name(ReportKind kind) noexcept;
-
-/// Name of an IP protocol for people ("tcp", "udp", "icmp", ...; else the number).
-std::string protocol_name(std::uint8_t protocol);
 
 }  // namespace flowsketch::reports

@@ -6,41 +6,9 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "reports/report_writer.hpp"
+#include "reports/report_output.hpp"
 
 namespace flowsketch::reports {
-namespace {
-
-class FormattedWriter final : public ReportWriter {
-public:
-    FormattedWriter(ReportFormat format, ReportOutput& output) : format_(format), output_(output) {
-        if (format_ == ReportFormat::csv && output_.was_empty()) output_.write(csv_header());
-    }
-    void write(const Report& report) override {
-        switch (format_) {
-            case ReportFormat::text: output_.write(to_text(report)); break;
-            case ReportFormat::json: output_.write(to_json(report) + "\n"); break;
-            case ReportFormat::csv: output_.write(to_csv_rows(report)); break;
-        }
-    }
-
-private:
-    ReportFormat format_;
-    ReportOutput& output_;
-};
-
-class TeeWriter final : public ReportWriter {
-public:
-    explicit TeeWriter(std::vector<std::unique_ptr<ReportWriter>> writers) : writers_(std::move(writers)) {}
-    void write(const Report& report) override {
-        for (auto& writer : writers_) writer->write(report);
-    }
-
-private:
-    std::vector<std::unique_ptr<ReportWriter>> writers_;
-};
-
-}  // namespace
 
 ReportOutput::ReportOutput(int fd, std::string name, bool owned, bool was_empty)
     : fd_(fd), name_(std::move(name)), owned_(owned), was_empty_(was_empty) {}
@@ -82,21 +50,6 @@ void ReportOutput::write(std::string_view bytes) {
         }
         bytes.remove_prefix(static_cast<std::size_t>(n));
     }
-}
-
-std::unique_ptr<ReportWriter> make_report_writer(ReportFormat format, ReportOutput& output) {
-    return std::make_unique<FormattedWriter>(format, output);
-}
-
-std::unique_ptr<ReportWriter> make_tee_writer(std::vector<std::unique_ptr<ReportWriter>> writers) {
-    return std::make_unique<TeeWriter>(std::move(writers));
-}
-
-ReportFormat parse_report_format(std::string_view name) {
-    if (name == "text") return ReportFormat::text;
-    if (name == "json") return ReportFormat::json;
-    if (name == "csv") return ReportFormat::csv;
-    throw std::invalid_argument("unknown report format '" + std::string(name) + "'");
 }
 
 }  // namespace flowsketch::reports

@@ -14,12 +14,14 @@
 #include <vector>
 
 #include "src/commands.hpp"
+#include "reports/format_registry.hpp"
 #include "reports/prometheus.hpp"
 #include "src/live_runner.hpp"
-#include "src/metrics_server.hpp"
 #include "src/replay.hpp"
 #include "src/pipeline.hpp"
 #include "src/privileges.hpp"
+#include "src/sinks/metrics_publisher.hpp"
+#include "src/sinks/metrics_server.hpp"
 
 namespace flowsketch::app {
 namespace {
@@ -56,21 +58,6 @@ struct MeasureOptions {
     double speed = 0;          // replay pace: packet time runs this many times wall time
     unsigned threads = 1;
     std::uint64_t max_memory = std::uint64_t{1} << 30;  // the measurement state
-};
-
-// Each completed report also becomes the Prometheus scrape body.
-class MetricsPublisher final : public reports::ReportWriter {
-public:
-    MetricsPublisher(MetricsServer& server, reports::PrometheusExposition& exposition)
-        : server_(server), exposition_(exposition) {}
-    void write(const reports::Report& report) override {
-        exposition_.observe(report);
-        server_.publish(exposition_.render());
-    }
-
-private:
-    MetricsServer& server_;
-    reports::PrometheusExposition& exposition_;
 };
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -332,11 +319,10 @@ int run_measure(const MeasureOptions& options) {
     try {
         config.measurement.sketch = sketch_params(options);
         check_memory(options, config.measurement);
-        const reports::ReportFormat format = reports::parse_report_format(options.format);
         std::vector<std::unique_ptr<reports::ReportWriter>> writers;
         if (options.output.empty() || options.also_stdout) {
             stdout_output = reports::ReportOutput::standard_output();
-            writers.push_back(reports::make_report_writer(format, *stdout_output));
+            writers.push_back(reports::make_report_writer(options.format, *stdout_output));
         }
         if (!options.output.empty()) {
             try {
@@ -344,7 +330,7 @@ int run_measure(const MeasureOptions& options) {
             } catch (const std::runtime_error& e) {
                 throw std::runtime_error(fmt::format("cannot open output {}", e.what()));
             }
-            writers.push_back(reports::make_report_writer(format, *file_output));
+            writers.push_back(reports::make_report_writer(options.format, *file_output));
         }
         if (!options.listen.empty()) {
             metrics_server = std::make_unique<MetricsServer>(io, options.listen);
@@ -360,8 +346,11 @@ int run_measure(const MeasureOptions& options) {
 
     const std::string filter = join(options.filter_words);
     try {
-        if (!options.interfaces.empty()) return run_live(options, filter, *pipeline, io, file_output.get());
-        return run_replay(options, filter, *pipeline, io);
+        const int status = !options.interfaces.empty()
+                               ? run_live(options, filter, *pipeline, io, file_output.get())
+                               : run_replay(options, filter, *pipeline, io);
+        if (status == exit_ok) writer->finish();
+        return status;
     } catch (const std::runtime_error& e) {
         return fail(exit_runtime_error, fmt::format("cannot write reports: {}", e.what()));
     }
@@ -421,9 +410,12 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--top", options->top, "Heavy hitters per report")
         ->check(CLI::Range(1u, 10000u))
         ->capture_default_str();
-    app.add_option("--format", options->format,
-                   "Report format: text, json (JSON Lines) or csv (a row per heavy hitter)")
-        ->check(CLI::IsMember({"text", "json", "csv"}))
+    std::string formats;
+    for (const reports::FormatEntry& entry : reports::report_formats()) {
+        formats += fmt::format("{}{} ({})", formats.empty() ? "" : ", ", entry.name, entry.description);
+    }
+    app.add_option("--format", options->format, "Report format: " + formats)
+        ->check(CLI::IsMember(reports::report_format_names()))
         ->capture_default_str();
     app.add_option("--listen", options->listen,
                    "Serve Prometheus metrics at http://ADDR:PORT/metrics (':PORT' = 127.0.0.1)")

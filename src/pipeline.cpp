@@ -262,6 +262,7 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
     report.sketch.memory_bytes = measurement_.memory_bytes();
     report.top_packets = summary.top_packets;
     report.top_bytes = summary.top_bytes;
+    report.keys = summary.keys;
     if (summary.has_flows) {
         const core::FlowLifecycle& lifecycle = *measurement_.lifecycle();
         report.has_flows = true;

@@ -3,7 +3,7 @@
 // io_context runs on a worker thread with a repeating timer standing in for
 // the capture; clients are plain Asio sockets with their own io_context, so
 // every client wait is bounded.
-#include "src/metrics_server.hpp"
+#include "src/sinks/metrics_server.hpp"
 
 #include <gtest/gtest.h>
 

@@ -24,6 +24,8 @@
 #include <string>
 
 #include "capture/pcap_file_source.hpp"
+#include "reports/formats/json.hpp"
+#include "reports/formats/text.hpp"
 #include "reports/report_writer.hpp"
 #include "src/pipeline.hpp"
 

@@ -5,7 +5,9 @@
 
 #include <iterator>
 
-#include "reports/report_writer.hpp"
+#include "reports/format_registry.hpp"
+#include "reports/formats/csv.hpp"
+#include "reports/key_format.hpp"
 
 namespace flowsketch::reports {
 
@@ -23,8 +25,8 @@ std::string to_csv_rows(const Report& report) {
         for (const auto& flow : flows) {
             fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
                            kind_name(report.kind), report.start, report.end, ranking, rank++,
-                           flow.key.protocol, core::format_address(flow.key, true),
-                           core::format_address(flow.key, false), flow.key.src_port,
+                           flow.key.protocol, format_address(flow.key, true, flows.spec),
+                           format_address(flow.key, false, flows.spec), flow.key.src_port,
                            flow.key.dst_port, flow.estimate, flow.lower, report.packets,
                            report.bytes, report.sketch.epsilon, report.sketch.delta,
                            flow.shares_cells ? 1 : 0);
@@ -33,6 +35,20 @@ std::string to_csv_rows(const Report& report) {
     append("packets", report.top_packets);
     append("bytes", report.top_bytes);
     return rows;
+}
+
+namespace {
+
+class CsvFormat final : public ReportFormat {
+public:
+    std::string begin(bool output_was_empty) const override { return output_was_empty ? csv_header() : ""; }
+    std::string render(const Report& report) const override { return to_csv_rows(report); }
+};
+
+}  // namespace
+
+FormatEntry csv_format() {
+    return {"csv", "a row per heavy hitter", [] { return std::make_unique<CsvFormat>(); }};
 }
 
 }  // namespace flowsketch::reports

@@ -8,7 +8,9 @@
 #include <iterator>
 #include <string>
 
-#include "reports/report_writer.hpp"
+#include "reports/format_registry.hpp"
+#include "reports/formats/text.hpp"
+#include "reports/key_format.hpp"
 
 namespace flowsketch::reports {
 
@@ -33,15 +35,6 @@ std::string utc_time(double unix_seconds) {
     char buffer[32];
     std::strftime(buffer, sizeof buffer, "%Y-%m-%d %H:%M:%S", &tm);
     return fmt::format("{}.{:03d}", buffer, std::min(millis, 999));
-}
-
-std::string endpoint(const core::FlowKey& key, bool source) {
-    const std::string address = core::format_address(key, source);
-    const std::uint16_t port = source ? key.src_port : key.dst_port;
-    const bool has_ports = key.src_port != 0 || key.dst_port != 0;
-    if (!has_ports) return address;
-    if (key.family == core::AddressFamily::ipv6) return fmt::format("[{}]:{}", address, port);
-    return fmt::format("{}:{}", address, port);
 }
 
 void append_table(std::string& text, const char* title, const char* unit,
@@ -127,6 +120,19 @@ std::string to_text(const Report& report) {
     for (const auto& warning : report.warnings) fmt::format_to(out, "  warning: {}\n", warning);
     text.push_back('\n');
     return text;
+}
+
+namespace {
+
+class TextFormat final : public ReportFormat {
+public:
+    std::string render(const Report& report) const override { return to_text(report); }
+};
+
+}  // namespace
+
+FormatEntry text_format() {
+    return {"text", "a table for a person", [] { return std::make_unique<TextFormat>(); }};
 }
 
 }  // namespace flowsketch::reports

@@ -2,7 +2,7 @@
 // is bounded (a fixed-size read buffer, a parser with header and body limits,
 // a response that points at the shared exposition instead of copying it), and
 // so is the number of connections; a deadline closes clients that stall.
-#include "src/metrics_server.hpp"
+#include "src/sinks/metrics_server.hpp"
 
 #include <fmt/format.h>
 

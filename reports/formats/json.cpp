@@ -7,7 +7,9 @@
 #include <string>
 #include <utility>
 
-#include "reports/report_writer.hpp"
+#include "reports/format_registry.hpp"
+#include "reports/formats/json.hpp"
+#include "reports/key_format.hpp"
 
 namespace flowsketch::reports {
 namespace {
@@ -44,17 +46,43 @@ void append_number(Out out, double value) {
     }
 }
 
-void append_flows(Out out, const core::TopList& flows) {
+void append_rows(Out out, const core::TopList& list) {
     *out++ = '[';
     bool first = true;
-    for (const auto& flow : flows) {
+    for (const auto& row : list) {
         if (!first) *out++ = ',';
         first = false;
-        fmt::format_to(out, "{{\"src\":\"{}\",\"dst\":\"{}\",\"sport\":{},\"dport\":{},\"proto\":{},"
-                            "\"estimate\":{},\"lower\":{},\"shares_cells\":{}}}",
-                       core::format_address(flow.key, true), core::format_address(flow.key, false),
-                       flow.key.src_port, flow.key.dst_port, flow.key.protocol, flow.estimate,
-                       flow.lower, flow.shares_cells);
+        *out++ = '{';
+        for (const KeyFieldText& field : key_fields(row.key, list.spec)) {
+            if (field.numeric) {
+                fmt::format_to(out, "\"{}\":{},", field.name, field.text);
+            } else {
+                fmt::format_to(out, "\"{}\":", field.name);
+                append_json_string(out, field.text);
+                *out++ = ',';
+            }
+        }
+        fmt::format_to(out, "\"estimate\":{},\"lower\":{},\"shares_cells\":{}}}", row.estimate, row.lower,
+                       row.shares_cells);
+    }
+    *out++ = ']';
+}
+
+// The extra key specs' lists, one entry each; absent without --key.
+void append_keys(Out out, const std::vector<core::KeyTops>& keys) {
+    if (keys.empty()) return;
+    fmt::format_to(out, ",\"keys\":[");
+    bool first = true;
+    for (const core::KeyTops& key : keys) {
+        if (!first) *out++ = ',';
+        first = false;
+        fmt::format_to(out, "{{\"spec\":");
+        append_json_string(out, key.top_packets.spec.name());
+        fmt::format_to(out, ",\"top_packets\":");
+        append_rows(out, key.top_packets);
+        fmt::format_to(out, ",\"top_bytes\":");
+        append_rows(out, key.top_bytes);
+        *out++ = '}';
     }
     *out++ = ']';
 }
@@ -84,9 +112,10 @@ std::string to_json(const Report& report) {
                         "\"conservative\":{}}},\"memory_bytes\":{},\"top_packets\":",
                    report.sketch.width, report.sketch.depth, report.sketch.variant,
                    report.sketch.conservative_update, report.sketch.memory_bytes);
-    append_flows(out, report.top_packets);
+    append_rows(out, report.top_packets);
     fmt::format_to(out, ",\"top_bytes\":");
-    append_flows(out, report.top_bytes);
+    append_rows(out, report.top_bytes);
+    append_keys(out, report.keys);
     if (report.has_flows) {
         const core::FlowCounts& f = report.flows.counts;
         fmt::format_to(out, ",\"flows\":{{\"new\":{},\"active\":", f.new_flows);
@@ -136,6 +165,20 @@ std::string to_json(const Report& report) {
     }
     fmt::format_to(out, "]}}");
     return text;
+}
+
+namespace {
+
+class JsonFormat final : public ReportFormat {
+public:
+    std::string render(const Report& report) const override { return to_json(report) + "\n"; }
+};
+
+}  // namespace
+
+FormatEntry json_format() {
+    return {"json", "JSON Lines, one object per report",
+            [] { return std::make_unique<JsonFormat>(); }};
 }
 
 }  // namespace flowsketch::reports
