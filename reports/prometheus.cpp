@@ -155,7 +155,7 @@ void PrometheusExposition::observe(const Report& report) {
     add(totals_.frames, report.frames);
     add(totals_.packets, report.packets);
     add(totals_.bytes, report.bytes);
-    for (const auto& skip : report.skipped) add(totals_.skipped[skip.reason], skip.count);
+    for (const auto& skip : report.skipped) add(totals_.skipped[skip.name], skip.count);
     if (report.has_flows) {
         totals_.has_flows = true;
         add(totals_.flows_new, report.flows.counts.new_flows);

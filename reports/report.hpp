@@ -6,16 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "core/measure/flow_measurement.hpp"
+#include "core/measure/window_value.hpp"
 
 namespace flowsketch::reports {
 
 enum class ReportKind { interval, final_report };
 
-struct SkipCount {
-    std::string reason;  // stable snake_case name, e.g. "non_ip"
-    std::uint64_t count = 0;
-};
+/// Frames not keyed, by reason (stable snake_case name, e.g. "non_ip").
+using SkipCount = core::NamedCount;
 
 struct SketchDescription {
     std::string variant;  // "kirsch-mitzenmacher" or "standard"
@@ -39,13 +37,7 @@ struct FlowSection {
 };
 
 /// One live interface's share of a report (live capture only).
-struct InterfaceReport {
-    std::string name;
-    std::uint64_t frames = 0;      // frames flowsketch read from it (after the filter)
-    std::uint64_t received = 0;    // libpcap ps_recv over the span
-    std::uint64_t dropped = 0;     // ps_drop: dropped by the kernel for lack of buffer
-    std::uint64_t if_dropped = 0;  // ps_ifdrop: dropped by the interface or driver
-};
+using InterfaceReport = core::InterfaceCounts;
 
 struct Report {
     ReportKind kind = ReportKind::interval;

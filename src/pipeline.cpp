@@ -248,9 +248,8 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
     report.packets = summary.packets;
     report.bytes = summary.bytes;
     for (std::size_t i = 1; i < capture::skip_reason_count; ++i) {
-        report.skipped.push_back(reports::SkipCount{
-            std::string(capture::skip_reason_name(static_cast<capture::SkipReason>(i))),
-            counters.skipped[i]});
+        report.skipped.push_back(core::NamedCount{
+            std::string(capture::skip_reason_name(static_cast<capture::SkipReason>(i))), counters.skipped[i]});
     }
     const core::CountMinParams& params = measurement_.sketch_params();
     report.sketch.variant = std::string(core::variant_name(params.variant));
@@ -275,9 +274,8 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
     }
     for (std::size_t i = 0; i < config_.interface_names.size(); ++i) {
         const auto& stats = counters.source_stats[i];
-        report.interfaces.push_back(reports::InterfaceReport{config_.interface_names[i],
-                                                             counters.source_frames[i], stats.received,
-                                                             stats.dropped, stats.if_dropped});
+        report.interfaces.push_back(core::InterfaceCounts{config_.interface_names[i], counters.source_frames[i],
+                                                          stats.received, stats.dropped, stats.if_dropped});
         if (stats.dropped > 0 || stats.if_dropped > 0) report.counts_are_lower_bounds = true;
     }
     report.truncated = truncated_;

@@ -27,7 +27,7 @@ Aggregation::Aggregation(const AggregationConfig& config)
 
 // Locates the sketch columns of the first n displaced entries and starts
 // loading the cells of the first few.
-void Aggregation::locate(std::size_t n) noexcept {
+void Aggregation::locate_displaced(std::size_t n) noexcept {
     std::uint32_t* columns = columns_.data();
     sketch_.columns_of(reinterpret_cast<const std::byte*>(displaced_.data()) + offsetof(AggregationCache::Entry, hash),
                        sizeof(AggregationCache::Entry), n, columns);
@@ -35,51 +35,52 @@ void Aggregation::locate(std::size_t n) noexcept {
     for (std::size_t i = 0; i < std::min(sketch_lookahead, n); ++i) sketch_.prefetch_at(columns + i * depth);
 }
 
-void Aggregation::flush_displaced() noexcept {
-    locate_displaced();
-    for (std::size_t i = 0; i < displaced_count_; ++i) sketch_displaced(i);
-    clear_displaced();
+void Aggregation::sketch_displaced(std::size_t i, std::size_t n) noexcept {
+    const std::uint32_t depth = sketch_.params().depth;
+    const std::uint32_t* columns = columns_.data();
+    if (i + sketch_lookahead < n) sketch_.prefetch_at(columns + (i + sketch_lookahead) * depth);
+    const AggregationCache::Entry& e = displaced_[i];
+    const std::array<std::uint64_t, window_lanes> weights = {e.packets, e.bytes, e.packets, e.bytes};
+    std::array<std::uint64_t, window_lanes> estimates;
+    sketch_.update_and_estimate_at(columns + i * depth, weights, estimates);
+    for (std::uint32_t lane = 0; lane < window_lanes; ++lane) {
+        candidates_[lane].offer(e.key, e.hash, estimates[lane]);
+    }
+}
+
+void Aggregation::flush_displaced(std::size_t n) noexcept {
+    locate_displaced(n);
+    for (std::size_t i = 0; i < n; ++i) sketch_displaced(i, n);
 }
 
 void Aggregation::flush_pending() noexcept {
-    flush_displaced();
+    std::size_t n = 0;
     cache_.drain([&](const AggregationCache::Entry& entry) {
-        displaced_[displaced_count_++] = entry;
-        if (displaced_count_ == max_displaced) flush_displaced();
+        displaced_[n++] = entry;
+        if (n == max_displaced) {
+            flush_displaced(n);
+            n = 0;
+        }
     });
-    flush_displaced();
+    flush_displaced(n);
+}
+
+std::vector<FlowKey> Aggregation::candidate_keys(Window window, Weight weight) const {
+    std::vector<FlowKey> keys;
+    for (const auto& entry : candidates_[lane_of(window, weight)].entries()) keys.push_back(entry.key);
+    return keys;
 }
 
 TopList Aggregation::top(Window window, Weight weight, std::uint32_t top_k) const {
-    const std::uint32_t lane = lane_of(window, weight);
-    TopList list{config_.spec, weight, sketch_.total(lane), {}};
-    std::vector<HeavyHitter>& ranked = list.rows;
-    // Column signature per candidate: equal signatures share every counter.
-    std::vector<std::pair<std::vector<std::uint32_t>, std::size_t>> signatures;
-    for (const auto& entry : candidates_[lane].entries()) {
-        // Re-query: a candidate's stored estimate may be stale (it only
-        // refreshes when the key beats the smallest candidate).
-        const Hash128 hash = hash_key(entry.key, config_.hash_seed);
-        const std::uint64_t estimate = sketch_.estimate(hash, lane);
-        std::vector<std::uint32_t> columns(sketch_.params().depth);
-        for (std::uint32_t row = 0; row < columns.size(); ++row) columns[row] = sketch_.column(hash, row);
-        signatures.emplace_back(std::move(columns), ranked.size());
-        ranked.push_back(HeavyHitter{entry.key, estimate, sketch_.lower_bound(estimate, lane)});
-    }
-    std::sort(signatures.begin(), signatures.end());
-    for (std::size_t i = 0; i + 1 < signatures.size(); ++i) {
-        if (signatures[i].first != signatures[i + 1].first) continue;
-        for (const std::size_t at : {signatures[i].second, signatures[i + 1].second}) {
-            ranked[at].shares_cells = true;
-            ranked[at].lower = 0;
-        }
-    }
-    std::sort(ranked.begin(), ranked.end(), [](const HeavyHitter& a, const HeavyHitter& b) {
-        if (a.estimate != b.estimate) return a.estimate > b.estimate;
-        return compare_keys(a.key, b.key) < 0;  // deterministic order on ties
-    });
-    if (ranked.size() > top_k) ranked.resize(top_k);
-    return list;
+    // Re-estimated: a candidate's stored estimate may be stale (it refreshes
+    // only when the key beats the smallest candidate).
+    return rank_keys(sketch_, lane_of(window, weight), candidate_keys(window, weight), config_.spec, weight, top_k,
+                     config_.hash_seed);
+}
+
+KeyWindow Aggregation::window_part(Window window) const {
+    return KeyWindow{config_.spec, sketch_.lanes_of(lane_of(window, Weight::packets), 2),
+                     {candidate_keys(window, Weight::packets), candidate_keys(window, Weight::bytes)}};
 }
 
 void Aggregation::clear_interval() noexcept {

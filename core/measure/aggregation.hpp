@@ -3,9 +3,10 @@
 // into a Count-Min sketch (one lane per window and weight) and are offered to
 // the heavy-hitter candidates of each window and weight.
 //
-// The hot methods are inline: the measurement interleaves them with the flow
-// lifecycle's observations packet by packet, so that the two sequences' cache
-// misses overlap.
+// The measurement interleaves these steps with the flow lifecycle's
+// observations packet by packet, so that the two sequences' cache misses
+// overlap; the per-packet add() is inline, the per-entry sketch update is not
+// (inlined into that loop, it costs it registers).
 #pragma once
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "core/key/key_spec.hpp"
 #include "core/measure/aggregation_cache.hpp"
 #include "core/measure/top_list.hpp"
+#include "core/measure/window_value.hpp"
 #include "core/measure/window.hpp"
 #include "core/sketch/count_min.hpp"
 #include "core/sketch/heavy_hitters.hpp"
@@ -46,36 +48,23 @@ public:
 
     /// Sums one packet of `key` (already under this spec) into the cache.
     /// Returns false when it joined its key's pending entry, true when it
-    /// started one (displacing at most one entry, kept until flush_displaced).
-    bool add(const FlowKey& key, const Hash128& hash, std::uint32_t bytes) noexcept {
-        const AggregationCache::Added added = cache_.add(key, hash, bytes, displaced_[displaced_count_]);
-        displaced_count_ += added == AggregationCache::Added::displaced ? 1 : 0;
+    /// started one. An entry it displaced is kept as the `displaced`-th of the
+    /// batch's displaced entries, and `displaced` counts it (a caller's local:
+    /// the loop keeps it in a register).
+    bool add(const FlowKey& key, const Hash128& hash, std::uint32_t bytes, std::size_t& displaced) noexcept {
+        const AggregationCache::Added added = cache_.add(key, hash, bytes, displaced_[displaced]);
+        displaced += added == AggregationCache::Added::displaced ? 1 : 0;
         return added != AggregationCache::Added::summed;
     }
 
-    /// Entries displaced since the last flush, to go into the sketch in the
-    /// order they were displaced: locate them first, then sketch each.
-    std::size_t displaced() const noexcept { return displaced_count_; }
-    void locate_displaced() noexcept { locate(displaced_count_); }
-    /// Entry i of those located: into the sketch, its key offered to the
+    /// The first n displaced entries go into the sketch in the order they
+    /// were displaced: locate them first, then sketch each.
+    void locate_displaced(std::size_t n) noexcept;
+    /// Entry i of n located: into the sketch, its key offered to the
     /// candidates, with the cells of an entry a few places ahead on their way.
-    void sketch_displaced(std::size_t i) noexcept {
-        const std::size_t n = displaced_count_;
-        const std::uint32_t depth = sketch_.params().depth;
-        const std::uint32_t* columns = columns_.data();
-        if (i + sketch_lookahead < n) sketch_.prefetch_at(columns + (i + sketch_lookahead) * depth);
-        const AggregationCache::Entry& e = displaced_[i];
-        const std::array<std::uint64_t, window_lanes> weights = {e.packets, e.bytes, e.packets, e.bytes};
-        std::array<std::uint64_t, window_lanes> estimates;
-        sketch_.update_and_estimate_at(columns + i * depth, weights, estimates);
-        for (std::uint32_t lane = 0; lane < window_lanes; ++lane) {
-            candidates_[lane].offer(e.key, e.hash, estimates[lane]);
-        }
-    }
-    /// Forgets the displaced entries (every one sketched).
-    void clear_displaced() noexcept { displaced_count_ = 0; }
-    /// locate, sketch each and clear, in one call.
-    void flush_displaced() noexcept;
+    void sketch_displaced(std::size_t i, std::size_t n) noexcept;
+    /// locate and sketch each of the first n displaced entries.
+    void flush_displaced(std::size_t n) noexcept;
 
     /// Moves every pending entry of the cache into the sketch and candidates.
     void flush_pending() noexcept;
@@ -83,6 +72,8 @@ public:
     /// The window's heaviest keys by weight, at most top_k, re-estimated on
     /// the sketch. Call flush_pending() first.
     TopList top(Window window, Weight weight, std::uint32_t top_k) const;
+    /// The window's sketch lanes and candidates as a value (call flush_pending() first).
+    KeyWindow window_part(Window window) const;
     std::uint64_t total(Window window, Weight weight) const noexcept {
         return sketch_.total(lane_of(window, weight));
     }
@@ -104,7 +95,7 @@ private:
     // cover a flood's first misses (every entry a miss) without flooding the
     // line-fill buffers.
     static constexpr std::size_t sketch_lookahead = 8;
-    void locate(std::size_t n) noexcept;
+    std::vector<FlowKey> candidate_keys(Window window, Weight weight) const;
 
     AggregationConfig config_;
     CountMinSketch sketch_;
@@ -112,7 +103,6 @@ private:
     std::array<HeavyHitterCandidates, window_lanes> candidates_;  // by lane_of(window, weight)
     std::vector<AggregationCache::Entry> displaced_;
     std::vector<std::uint32_t> columns_;  // the displaced entries' columns, depth per entry
-    std::size_t displaced_count_ = 0;
 };
 
 }  // namespace flowsketch::core

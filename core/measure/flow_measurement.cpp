@@ -22,20 +22,6 @@ std::uint32_t candidate_capacity(const MeasurementConfig& config) {
     return std::max<std::uint32_t>(4 * config.top_k, 64);
 }
 
-// The run's flow answers from the closed intervals' sums and the current
-// interval: counts add up (and so do their bounds: a union bound), active is
-// as of now, the worst fpr seen counts.
-void add_interval_flows(FlowCounts& run, const FlowCounts& interval, double& expired_variance) {
-    run.new_flows += interval.new_flows;
-    run.new_undercount_bound += interval.new_undercount_bound;
-    run.expired += interval.expired;
-    expired_variance += interval.expired_stderr * interval.expired_stderr;
-    run.ended += interval.ended;
-    run.ended_undercount_bound += interval.ended_undercount_bound;
-    run.max_fpr = std::max(run.max_fpr, interval.max_fpr);
-    run.overfilled = run.overfilled || interval.overfilled;
-}
-
 }  // namespace
 
 std::vector<AggregationConfig> FlowMeasurement::aggregation_configs(const MeasurementConfig& config) {
@@ -107,10 +93,11 @@ void FlowMeasurement::update_extra_keys(const PacketRecord* packets, std::size_t
         for (std::size_t i = 0; i < n; ++i) masked_[i] = aggregation.spec().apply(packets[i].key);
         hash_keys(reinterpret_cast<const std::byte*>(masked_.data()), sizeof(FlowKey), n, config_.hash_seed,
                   masked_hashes_.data(), vector_hash_);
+        std::size_t displaced = 0;
         for (std::size_t i = 0; i < n; ++i) {
-            aggregation.add(masked_[i], masked_hashes_[i], packets[i].wire_length);
+            aggregation.add(masked_[i], masked_hashes_[i], packets[i].wire_length, displaced);
         }
-        aggregation.flush_displaced();
+        aggregation.flush_displaced(displaced);
     }
 }
 
@@ -134,12 +121,13 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
     Aggregation& flows = aggregations_.front();
     for (std::size_t i = 0; i < std::min(cache_lookahead, n); ++i) flows.prefetch(hashes[i]);
     FlowLifecycle* lifecycle = lifecycle_.get();
+    std::size_t displaced = 0;
     std::size_t to_observe = 0;
     std::uint32_t* observed = observed_.data();
     const bool recent_early = lifecycle != nullptr && lifecycle->prefetch_reads_recent();
     for (std::size_t i = 0; i < n; ++i) {
         if (i + cache_lookahead < n) flows.prefetch(hashes[i + cache_lookahead]);
-        const bool started = flows.add(packets[i].key, hashes[i], packets[i].wire_length);
+        const bool started = flows.add(packets[i].key, hashes[i], packets[i].wire_length, displaced);
         // The list is written branch-free: which packets are kept is as
         // unpredictable as the cache's hits.
         observed[to_observe] = static_cast<std::uint32_t>(i);
@@ -150,7 +138,7 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
         to_observe += kept ? 1 : 0;
     }
     if (lifecycle == nullptr) {
-        flows.flush_displaced();
+        flows.flush_displaced(displaced);
         return;
     }
     // The displaced entries' sketch updates and the kept packets' lifecycle
@@ -159,15 +147,14 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
     //
     // prefetch() and observe() each locate a flow's cells from its hash (a
     // multiply or two), cheaper than carrying the probes between them.
-    const std::size_t displaced = flows.displaced();
-    flows.locate_displaced();
+    flows.locate_displaced(displaced);
     const std::size_t lookahead = lifecycle->prefetch_lookahead();
     for (std::size_t j = 0; j < std::min(lookahead, to_observe); ++j) {
         lifecycle->prefetch(hashes[observed[j]]);
     }
     const std::size_t rounds = std::max(displaced, to_observe);
     for (std::size_t j = 0; j < rounds; ++j) {
-        if (j < displaced) flows.sketch_displaced(j);
+        if (j < displaced) flows.sketch_displaced(j, displaced);
         if (j < to_observe) {
             if (j + lookahead < to_observe) lifecycle->prefetch(hashes[observed[j + lookahead]]);
             const std::uint32_t i = observed[j];
@@ -175,7 +162,6 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
             lifecycle->observe(hashes[i], packets[i].timestamp_ns, flags);
         }
     }
-    flows.clear_displaced();
 }
 
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
@@ -202,6 +188,18 @@ void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets,
     }
 }
 
+// The lifecycle's answers for a window: the run's are the closed intervals'
+// sums plus the current interval's.
+FlowCounts FlowMeasurement::flow_counts(Window window) const {
+    FlowCounts counts = lifecycle_->interval_counts();
+    if (window == Window::run) {
+        double expired_variance = counts.expired_stderr * counts.expired_stderr + closed_expired_variance_;
+        add_flow_counts(counts, closed_intervals_flows_, expired_variance);
+        counts.expired_stderr = std::sqrt(expired_variance);
+    }
+    return counts;
+}
+
 WindowSummary FlowMeasurement::summary(Window window) {
     flush_pending();
     WindowSummary summary;
@@ -216,15 +214,23 @@ WindowSummary FlowMeasurement::summary(Window window) {
     }
     if (lifecycle_) {
         summary.has_flows = true;
-        summary.flows = lifecycle_->interval_counts();
-        if (window == Window::run) {
-            FlowCounts& run = summary.flows;  // the current interval's, plus the closed ones'
-            double expired_variance = run.expired_stderr * run.expired_stderr + closed_expired_variance_;
-            add_interval_flows(run, closed_intervals_flows_, expired_variance);
-            run.expired_stderr = std::sqrt(expired_variance);
-        }
+        summary.flows = flow_counts(window);
     }
     return summary;
+}
+
+WindowValue FlowMeasurement::window_value(Window window) {
+    flush_pending();
+    WindowValue value;
+    value.window = window;
+    value.top_k = config_.top_k;
+    value.hash_seed = config_.hash_seed;
+    for (const Aggregation& aggregation : aggregations_) value.keys.push_back(aggregation.window_part(window));
+    if (lifecycle_) {
+        value.has_flows = true;
+        value.flows = flow_counts(window);
+    }
+    return value;
 }
 
 void FlowMeasurement::advance_to(std::int64_t timestamp_ns) noexcept {
@@ -237,7 +243,7 @@ void FlowMeasurement::advance_to(std::int64_t timestamp_ns) noexcept {
 void FlowMeasurement::start_new_interval() noexcept {
     flush_pending();  // the pending counts belong to the interval that ends
     if (lifecycle_) {
-        add_interval_flows(closed_intervals_flows_, lifecycle_->interval_counts(), closed_expired_variance_);
+        add_flow_counts(closed_intervals_flows_, lifecycle_->interval_counts(), closed_expired_variance_);
         lifecycle_->start_new_interval();
     }
     for (Aggregation& aggregation : aggregations_) aggregation.clear_interval();

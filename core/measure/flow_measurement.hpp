@@ -16,6 +16,7 @@
 #include "core/measure/packet_record.hpp"
 #include "core/measure/top_list.hpp"
 #include "core/measure/window.hpp"
+#include "core/measure/window_value.hpp"
 #include "core/sketch/count_min.hpp"
 
 namespace flowsketch::core {
@@ -34,25 +35,6 @@ struct MeasurementConfig {
     /// AggregationCache; a power of two, 0 = off). 8192 × 64 B stays in L2.
     std::uint32_t aggregation_slots = 8192;
     FlowLifecycleConfig lifecycle;
-};
-
-/// One extra key spec's lists in a window.
-struct KeyTops {
-    TopList top_packets;
-    TopList top_bytes;
-};
-
-/// What one window (an interval or the whole run) measured.
-struct WindowSummary {
-    std::uint64_t packets = 0;
-    std::uint64_t bytes = 0;
-    TopList top_packets;  // the 5-tuple's, largest first
-    TopList top_bytes;
-    std::vector<KeyTops> keys;  // one per MeasurementConfig::extra_keys, in order
-    bool has_flows = false;  // the lifecycle is tracked
-    /// The lifecycle's answers with their bounds. For the whole run, counts
-    /// are summed over intervals and active is as of now.
-    FlowCounts flows;
 };
 
 class FlowMeasurement {
@@ -84,9 +66,15 @@ public:
     /// summaries and start_new_interval() do it first themselves.
     void flush_pending() noexcept;
 
-    /// What a window measured. Not const: pending counts are flushed first.
-    /// Window::run is every interval so far, the current one included.
+    /// What a window measured, ranked: what reports render. Not const:
+    /// pending counts are flushed first. Window::run is every interval so
+    /// far, the current one included; its flow counts are summed over
+    /// intervals, active as of now. Equal to window_value(window).summary(),
+    /// without copying the sketches.
     WindowSummary summary(Window window);
+    /// The same window as a value that merges and serialises: a copy of its
+    /// sketch lanes and candidates (for snapshots and merging).
+    WindowValue window_value(Window window);
 
     /// Lets time pass without packets (expiries up to `timestamp_ns` count).
     void advance_to(std::int64_t timestamp_ns) noexcept;
@@ -129,6 +117,7 @@ private:
     void update_generation(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
     void update_extra_keys(const PacketRecord* packets, std::size_t n) noexcept;
     static std::vector<AggregationConfig> aggregation_configs(const MeasurementConfig& config);
+    FlowCounts flow_counts(Window window) const;
 
     MeasurementConfig config_;
     std::vector<Aggregation> aggregations_;  // [0] the 5-tuple

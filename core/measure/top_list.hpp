@@ -4,11 +4,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/key/flow_key.hpp"
 #include "core/key/key_spec.hpp"
 #include "core/measure/window.hpp"
+#include "core/sketch/count_min.hpp"
 
 namespace flowsketch::core {
 
@@ -38,5 +40,11 @@ struct TopList {
     const HeavyHitter& operator[](std::size_t i) const noexcept { return rows[i]; }
     const HeavyHitter& front() const noexcept { return rows.front(); }
 };
+
+/// The candidates `keys` (under `spec`) ranked by their estimates in `lane`
+/// of `sketch`, at most top_k, largest first (ties by key). Keys that share
+/// every cell with another candidate are flagged and their lower bound is 0.
+TopList rank_keys(const CountMinSketch& sketch, std::uint32_t lane, std::span<const FlowKey> keys,
+                  const KeySpec& spec, Weight weight, std::uint32_t top_k, std::uint64_t hash_seed);
 
 }  // namespace flowsketch::core

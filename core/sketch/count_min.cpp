@@ -422,6 +422,20 @@ void CountMinSketch::accumulate_lane(std::uint32_t from, std::uint32_t to) noexc
     totals_[to] += totals_[from];
 }
 
+CountMinSketch CountMinSketch::lanes_of(std::uint32_t first, std::uint32_t count) const {
+    if (count == 0 || first + count > params_.lanes) throw std::invalid_argument("Count-Min lanes out of range");
+    CountMinParams params = params_;
+    params.lanes = count;
+    CountMinSketch part(params);
+    const std::uint32_t lanes = params_.lanes;
+    std::uint64_t* out = part.counters_.data();
+    for (std::size_t cell = 0; cell < counters_.size(); cell += lanes) {
+        for (std::uint32_t lane = first; lane < first + count; ++lane) *out++ = counters_[cell + lane];
+    }
+    for (std::uint32_t lane = 0; lane < count; ++lane) part.totals_[lane] = totals_[first + lane];
+    return part;
+}
+
 // One pass over the counters however many lanes: a report interval clears two
 // of the four, which share every cache line.
 void CountMinSketch::clear_lanes(std::uint32_t first, std::uint32_t count) noexcept {

@@ -158,6 +158,10 @@ public:
     /// counters into running totals) — exact, like merge.
     void accumulate_lane(std::uint32_t from, std::uint32_t to) noexcept;
 
+    /// A sketch of lanes first .. first + count − 1 alone (same dimensions,
+    /// scheme and seed): every estimate and bound of those lanes is the same.
+    CountMinSketch lanes_of(std::uint32_t first, std::uint32_t count) const;
+
     /// Zeroes lanes first .. first + count − 1 (counters and totals), in one
     /// pass over the counters.
     void clear_lanes(std::uint32_t first, std::uint32_t count) noexcept;

@@ -45,7 +45,9 @@ private:
     };
     static constexpr std::uint32_t empty_slot = 0xffffffffu;
 
-    void offer_slow(const FlowKey& key, const Hash128& hash, std::uint64_t estimate) noexcept;
+    // Out of line: the rare path; inlined into the per-packet loops it only
+    // lengthens them.
+    [[gnu::noinline]] void offer_slow(const FlowKey& key, const Hash128& hash, std::uint64_t estimate) noexcept;
     std::uint32_t find_slot(const FlowKey& key, std::uint64_t h) const noexcept;
     void erase_slot(std::uint32_t slot) noexcept;
     void sift_up(std::uint32_t i) noexcept;

@@ -18,6 +18,7 @@ const char* kind_name(SketchKind kind) noexcept {
         case SketchKind::bloom: return "Bloom filter";
         case SketchKind::counting_bloom: return "counting Bloom filter";
         case SketchKind::two_choice_bloom: return "two-choice Bloom filter";
+        case SketchKind::window_value: return "window value";
     }
     return "unknown sketch";
 }
@@ -52,7 +53,7 @@ std::vector<std::uint8_t> frame(SketchKind kind, std::uint64_t seed, WriteBody&&
 // frame's format version (1 .. newest_version).
 ByteReader open_frame(std::span<const std::uint8_t> bytes, SketchKind expected_kind,
                       std::uint64_t expected_seed, std::uint32_t newest_version = format_version,
-                      std::uint32_t* version_out = nullptr) {
+                      std::uint32_t* version_out = nullptr, std::uint64_t* seed_out = nullptr) {
     const std::string what = kind_name(expected_kind);
     if (bytes.size() < format_header_bytes + format_trailer_bytes) {
         throw FormatError(what + ": " + std::to_string(bytes.size()) +
@@ -91,7 +92,9 @@ ByteReader open_frame(std::span<const std::uint8_t> bytes, SketchKind expected_k
         throw FormatError(what + ": checksum mismatch (stored " + hex(stored) + ", computed " +
                           hex(actual) + "): the data is corrupted");
     }
-    if (seed != expected_seed) {
+    if (seed_out != nullptr) {
+        *seed_out = seed;
+    } else if (seed != expected_seed) {
         throw FormatError(what + ": built with seed " + hex(seed) + ", expected " +
                           hex(expected_seed) + " (hashes would not match)");
     }
@@ -184,7 +187,7 @@ SketchKind peek_kind(std::span<const std::uint8_t> bytes) {
         if (bytes[i] != magic[i]) throw FormatError("sketch: bad magic (not a flowsketch sketch)");
     }
     const std::uint8_t kind = bytes[4];
-    if (kind < 1 || kind > 4) throw FormatError("sketch: unknown kind " + std::to_string(kind));
+    if (kind < 1 || kind > 5) throw FormatError("sketch: unknown kind " + std::to_string(kind));
     return static_cast<SketchKind>(kind);
 }
 
@@ -372,6 +375,18 @@ TwoChoiceBloomFilter deserialize_two_choice_bloom(std::span<const std::uint8_t> 
     expect_clear_padding(filter.words(), p.bits, what);
     filter.set_insertions(insertions);
     return filter;
+}
+
+std::vector<std::uint8_t> frame_value(SketchKind kind, std::uint32_t version, std::uint64_t seed,
+                                      std::span<const std::uint8_t> body) {
+    return frame(
+        kind, seed, [&](ByteWriter& out) { out.bytes().insert(out.bytes().end(), body.begin(), body.end()); },
+        version);
+}
+
+ByteReader open_value(std::span<const std::uint8_t> bytes, SketchKind kind, std::uint32_t newest_version,
+                      std::uint64_t& seed) {
+    return open_frame(bytes, kind, 0, newest_version, nullptr, &seed);
 }
 
 }  // namespace flowsketch::core

@@ -58,6 +58,7 @@ enum class SketchKind : std::uint8_t {
     bloom = 2,
     counting_bloom = 3,
     two_choice_bloom = 4,
+    window_value = 5,  // a measurement window (core/measure/window_value.hpp)
 };
 
 inline constexpr std::uint32_t format_version = 1;
@@ -118,6 +119,15 @@ CountingBloomFilter deserialize_counting_bloom(std::span<const std::uint8_t> byt
                                                std::uint64_t expected_seed);
 TwoChoiceBloomFilter deserialize_two_choice_bloom(std::span<const std::uint8_t> bytes,
                                                   std::uint64_t expected_seed);
+
+/// The envelope every serialised value shares (header, body, checksum), for
+/// values built of these sketches: `body` framed as `kind` at `version`.
+std::vector<std::uint8_t> frame_value(SketchKind kind, std::uint32_t version, std::uint64_t seed,
+                                      std::span<const std::uint8_t> body);
+/// Checks a frame of `kind` (versions 1 .. newest_version) and returns a
+/// reader over its body; its seed goes to `seed` for the caller to compare.
+ByteReader open_value(std::span<const std::uint8_t> bytes, SketchKind kind, std::uint32_t newest_version,
+                      std::uint64_t& seed);
 
 /// The kind recorded in a serialised sketch's header (after checking magic
 /// and length, not the checksum).

@@ -101,7 +101,7 @@ std::string to_json(const Report& report) {
     for (const auto& skip : report.skipped) {
         if (!first) *out++ = ',';
         first = false;
-        append_json_string(out, skip.reason);
+        append_json_string(out, skip.name);
         fmt::format_to(out, ":{}", skip.count);
     }
     fmt::format_to(out, "}},\"epsilon\":");

@@ -78,7 +78,7 @@ std::string to_text(const Report& report) {
     std::string skipped;
     for (const auto& skip : report.skipped) {
         if (skip.count == 0) continue;
-        skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", skip.reason,
+        skipped += fmt::format("{}{} {}", skipped.empty() ? "" : ", ", skip.name,
                                with_separators(skip.count));
     }
     fmt::format_to(out, "  skipped: {}\n", skipped.empty() ? "none" : skipped);

@@ -141,7 +141,7 @@ TEST(Pipeline, MalformedFramesAreCountedByReasonNotFatal) {
     EXPECT_EQ(report.packets, 2u);
     std::uint64_t truncated_ip = 0;
     for (const auto& skip : report.skipped) {
-        if (skip.reason == "truncated_ip") truncated_ip = skip.count;
+        if (skip.name == "truncated_ip") truncated_ip = skip.count;
     }
     EXPECT_EQ(truncated_ip, 1u);
 }

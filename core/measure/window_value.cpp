@@ -1,0 +1,268 @@
+#include "core/measure/window_value.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "core/sketch/serialization.hpp"
+
+namespace flowsketch::core {
+namespace {
+
+constexpr std::uint32_t window_value_version = 1;
+// Bounds on what a serialised value may announce, checked before allocating.
+constexpr std::uint32_t max_keys = 64;
+constexpr std::uint32_t max_named = 1024;
+constexpr std::uint32_t max_name_bytes = 4096;
+
+std::vector<FlowKey> united(const std::vector<FlowKey>& a, const std::vector<FlowKey>& b) {
+    std::vector<FlowKey> keys = a;
+    keys.insert(keys.end(), b.begin(), b.end());
+    const auto less = [](const FlowKey& x, const FlowKey& y) { return compare_keys(x, y) < 0; };
+    std::sort(keys.begin(), keys.end(), less);
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    return keys;
+}
+
+void write_string(ByteWriter& out, const std::string& text) {
+    out.u32(static_cast<std::uint32_t>(text.size()));
+    out.bytes().insert(out.bytes().end(), text.begin(), text.end());
+}
+
+std::string read_string(ByteReader& in, const char* field) {
+    const std::uint32_t size = in.u32(field);
+    if (size > max_name_bytes || size > in.remaining()) throw FormatError(std::string("window value: bad ") + field);
+    std::string text(size, '\0');
+    for (char& c : text) c = static_cast<char>(in.u8(field));
+    return text;
+}
+
+void write_double(ByteWriter& out, double value) { out.u64(std::bit_cast<std::uint64_t>(value)); }
+double read_double(ByteReader& in, const char* field) { return std::bit_cast<double>(in.u64(field)); }
+
+std::uint32_t read_count(ByteReader& in, const char* field, std::uint32_t max) {
+    const std::uint32_t count = in.u32(field);
+    if (count > max) throw FormatError(std::string("window value: too many ") + field);
+    return count;
+}
+
+}  // namespace
+
+void add_flow_counts(FlowCounts& sum, const FlowCounts& window, double& expired_variance) {
+    sum.new_flows += window.new_flows;
+    sum.new_undercount_bound += window.new_undercount_bound;
+    sum.expired += window.expired;
+    expired_variance += window.expired_stderr * window.expired_stderr;
+    sum.ended += window.ended;
+    sum.ended_undercount_bound += window.ended_undercount_bound;
+    sum.max_fpr = std::max(sum.max_fpr, window.max_fpr);
+    sum.overfilled = sum.overfilled || window.overfilled;
+}
+
+TopList KeyWindow::top(Weight weight, std::uint32_t top_k, std::uint64_t hash_seed) const {
+    const auto lane = static_cast<std::uint32_t>(weight);
+    return rank_keys(sketch, lane, candidates[lane], spec, weight, top_k, hash_seed);
+}
+
+WindowSummary WindowValue::summary() const {
+    WindowSummary summary;
+    summary.packets = packets();
+    summary.bytes = bytes();
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        TopList by_packets = keys[k].top(Weight::packets, top_k, hash_seed);
+        TopList by_bytes = keys[k].top(Weight::bytes, top_k, hash_seed);
+        if (k == 0) {
+            summary.top_packets = std::move(by_packets);
+            summary.top_bytes = std::move(by_bytes);
+        } else {
+            summary.keys.push_back(KeyTops{std::move(by_packets), std::move(by_bytes)});
+        }
+    }
+    summary.has_flows = has_flows;
+    summary.flows = flows;
+    return summary;
+}
+
+void WindowValue::merge(const WindowValue& other) {
+    if (&other == this) throw std::invalid_argument("cannot merge a window value with itself");
+    if (other.hash_seed != hash_seed) throw std::invalid_argument("window values of different seeds");
+    if (other.keys.size() != keys.size()) throw std::invalid_argument("window values of different key specs");
+    for (std::size_t k = 0; k < keys.size(); ++k) {
+        if (!(other.keys[k].spec == keys[k].spec)) {
+            throw std::invalid_argument("window values of different key specs (" + keys[k].spec.name() + ", " +
+                                        other.keys[k].spec.name() + ")");
+        }
+        keys[k].sketch.merge(other.keys[k].sketch);  // throws on other dimensions or schemes
+        for (std::size_t w = 0; w < 2; ++w) {
+            keys[k].candidates[w] = united(keys[k].candidates[w], other.keys[k].candidates[w]);
+        }
+    }
+    start_ns = std::min(start_ns, other.start_ns);
+    end_ns = std::max(end_ns, other.end_ns);
+    top_k = std::max(top_k, other.top_k);
+    frames += other.frames;
+    for (const NamedCount& skip : other.skipped) {
+        auto same = std::find_if(skipped.begin(), skipped.end(), [&](const NamedCount& n) { return n.name == skip.name; });
+        if (same == skipped.end()) {
+            skipped.push_back(skip);
+        } else {
+            same->count += skip.count;
+        }
+    }
+    for (const InterfaceCounts& interface : other.interfaces) {
+        auto same = std::find_if(interfaces.begin(), interfaces.end(),
+                                 [&](const InterfaceCounts& i) { return i.name == interface.name; });
+        if (same == interfaces.end()) {
+            interfaces.push_back(interface);
+        } else {
+            same->frames += interface.frames;
+            same->received += interface.received;
+            same->dropped += interface.dropped;
+            same->if_dropped += interface.if_dropped;
+        }
+    }
+    if (other.has_flows) {
+        const bool other_later = other.end_ns >= end_ns;
+        FlowCounts sum = !has_flows || other_later ? other.flows : flows;
+        const FlowCounts& earlier = !has_flows ? FlowCounts{} : other_later ? flows : other.flows;
+        double expired_variance = sum.expired_stderr * sum.expired_stderr;
+        add_flow_counts(sum, earlier, expired_variance);
+        sum.expired_stderr = std::sqrt(expired_variance);
+        flows = sum;
+        has_flows = true;
+    }
+}
+
+std::vector<std::uint8_t> WindowValue::serialize() const {
+    ByteWriter out;
+    out.u8(static_cast<std::uint8_t>(window));
+    out.u8(has_flows ? 1 : 0);
+    out.u16(0);
+    out.u32(top_k);
+    out.u64(static_cast<std::uint64_t>(start_ns));
+    out.u64(static_cast<std::uint64_t>(end_ns));
+    out.u64(frames);
+    out.u32(static_cast<std::uint32_t>(skipped.size()));
+    for (const NamedCount& skip : skipped) {
+        write_string(out, skip.name);
+        out.u64(skip.count);
+    }
+    out.u32(static_cast<std::uint32_t>(interfaces.size()));
+    for (const InterfaceCounts& interface : interfaces) {
+        write_string(out, interface.name);
+        out.u64(interface.frames);
+        out.u64(interface.received);
+        out.u64(interface.dropped);
+        out.u64(interface.if_dropped);
+    }
+    out.u32(static_cast<std::uint32_t>(keys.size()));
+    for (const KeyWindow& key : keys) {
+        out.u8(key.spec.fields());
+        out.u8(key.spec.prefix(true, AddressFamily::ipv4));
+        out.u8(key.spec.prefix(true, AddressFamily::ipv6));
+        out.u8(key.spec.prefix(false, AddressFamily::ipv4));
+        out.u8(key.spec.prefix(false, AddressFamily::ipv6));
+        const std::vector<std::uint8_t> sketch = core::serialize(key.sketch);
+        out.u64(key.sketch.params().seed);
+        out.u64(sketch.size());
+        out.bytes().insert(out.bytes().end(), sketch.begin(), sketch.end());
+        for (const std::vector<FlowKey>& candidates : key.candidates) {
+            out.u32(static_cast<std::uint32_t>(candidates.size()));
+            for (const FlowKey& candidate : candidates) {
+                const auto bytes = std::bit_cast<std::array<std::uint8_t, sizeof(FlowKey)>>(candidate);
+                out.bytes().insert(out.bytes().end(), bytes.begin(), bytes.end());
+            }
+        }
+    }
+    if (has_flows) {
+        out.u64(flows.new_flows);
+        out.u64(flows.ended);
+        for (const double value : {flows.new_undercount_bound, flows.active, flows.active_stderr, flows.active_lower,
+                                   flows.active_upper, flows.expired, flows.expired_stderr,
+                                   flows.ended_undercount_bound, flows.fpr, flows.max_fpr, flows.target_fpr}) {
+            write_double(out, value);
+        }
+        out.u8(flows.overfilled ? 1 : 0);
+    }
+    return frame_value(SketchKind::window_value, window_value_version, hash_seed, out.bytes());
+}
+
+WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
+    WindowValue value;
+    ByteReader in = open_value(bytes, SketchKind::window_value, window_value_version, value.hash_seed);
+    const std::uint8_t window = in.u8("window");
+    if (window > 1) throw FormatError("window value: unknown window " + std::to_string(window));
+    value.window = static_cast<Window>(window);
+    const std::uint8_t has_flows = in.u8("has_flows");
+    if (has_flows > 1 || in.u16("reserved") != 0) throw FormatError("window value: bad flags");
+    value.has_flows = has_flows == 1;
+    value.top_k = in.u32("top_k");
+    value.start_ns = static_cast<std::int64_t>(in.u64("start"));
+    value.end_ns = static_cast<std::int64_t>(in.u64("end"));
+    value.frames = in.u64("frames");
+    for (std::uint32_t i = read_count(in, "skip reasons", max_named); i > 0; --i) {
+        NamedCount skip;
+        skip.name = read_string(in, "skip reason");
+        skip.count = in.u64("skip count");
+        value.skipped.push_back(std::move(skip));
+    }
+    for (std::uint32_t i = read_count(in, "interfaces", max_named); i > 0; --i) {
+        InterfaceCounts interface;
+        interface.name = read_string(in, "interface name");
+        interface.frames = in.u64("interface frames");
+        interface.received = in.u64("interface received");
+        interface.dropped = in.u64("interface dropped");
+        interface.if_dropped = in.u64("interface if_dropped");
+        value.interfaces.push_back(std::move(interface));
+    }
+    const std::uint32_t key_count = read_count(in, "key specs", max_keys);
+    for (std::uint32_t k = 0; k < key_count; ++k) {
+        const std::uint8_t fields = in.u8("key fields");
+        std::array<std::uint8_t, 4> prefixes{};
+        for (std::uint8_t& prefix : prefixes) prefix = in.u8("key prefix");
+        KeySpec spec = KeySpec::five_tuple();
+        try {
+            spec = KeySpec(fields, prefixes[0], prefixes[1], prefixes[2], prefixes[3]);
+        } catch (const std::invalid_argument& e) {
+            throw FormatError(std::string("window value: ") + e.what());
+        }
+        const std::uint64_t sketch_seed = in.u64("sketch seed");
+        const std::uint64_t sketch_size = in.u64("sketch length");
+        if (sketch_size > in.remaining()) throw FormatError("window value: sketch longer than the value");
+        std::vector<std::uint8_t> sketch_bytes(static_cast<std::size_t>(sketch_size));
+        for (std::uint8_t& byte : sketch_bytes) byte = in.u8("sketch");
+        KeyWindow key{spec, deserialize_count_min(sketch_bytes, sketch_seed), {}};
+        if (key.sketch.params().lanes != 2) throw FormatError("window value: a key's sketch must have 2 lanes");
+        for (std::vector<FlowKey>& candidates : key.candidates) {
+            const std::uint32_t count = in.u32("candidates");
+            if (std::uint64_t{count} * sizeof(FlowKey) > in.remaining()) {
+                throw FormatError("window value: more candidates than bytes");
+            }
+            for (std::uint32_t i = 0; i < count; ++i) {
+                std::array<std::uint8_t, sizeof(FlowKey)> raw;
+                for (std::uint8_t& byte : raw) byte = in.u8("candidate");
+                candidates.push_back(std::bit_cast<FlowKey>(raw));
+            }
+        }
+        value.keys.push_back(std::move(key));
+    }
+    if (value.has_flows) {
+        FlowCounts& f = value.flows;
+        f.new_flows = in.u64("new flows");
+        f.ended = in.u64("ended flows");
+        for (double* field : {&f.new_undercount_bound, &f.active, &f.active_stderr, &f.active_lower, &f.active_upper,
+                              &f.expired, &f.expired_stderr, &f.ended_undercount_bound, &f.fpr, &f.max_fpr,
+                              &f.target_fpr}) {
+            *field = read_double(in, "flow count");
+        }
+        const std::uint8_t overfilled = in.u8("overfilled");
+        if (overfilled > 1) throw FormatError("window value: bad overfilled flag");
+        f.overfilled = overfilled == 1;
+    }
+    in.expect_end("window value");
+    return value;
+}
+
+}  // namespace flowsketch::core

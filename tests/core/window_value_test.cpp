@@ -1,0 +1,140 @@
+// The window value: what closing a window yields, merged and serialised.
+// The bound under test: sketches are linear, so the merge of windows over any
+// split of a stream carries exactly the estimates of one window over all of
+// it; serialisation gives back the same value or refuses it whole.
+#include "core/measure/window_value.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "core/measure/flow_measurement.hpp"
+#include "core/sketch/serialization.hpp"
+#include "tests/support/measurement_support.hpp"
+
+namespace flowsketch::core {
+namespace {
+
+using flowsketch::testing::expect_same_window;
+using flowsketch::testing::skewed_stream;
+
+MeasurementConfig config_with_keys() {
+    MeasurementConfig config;
+    config.sketch = CountMinParams::for_error(0.01, 0.01, CountMinVariant::kirsch_mitzenmacher);
+    config.top_k = 8;
+    config.extra_keys = {KeySpec::parse("src/24"), KeySpec::parse("dport")};
+    config.track_flows = false;
+    return config;
+}
+
+WindowValue measure(const MeasurementConfig& config, std::span<const PacketRecord> packets) {
+    FlowMeasurement measurement(config);
+    measurement.add_batch(packets);
+    return measurement.window_value(Window::run);
+}
+
+TEST(WindowValue, MergedSplitsCarryTheEstimatesOfTheWhole) {
+    const MeasurementConfig config = config_with_keys();
+    const std::vector<PacketRecord> stream = skewed_stream(60000, 3000, 5);
+    const std::span<const PacketRecord> all(stream);
+    const WindowValue whole = measure(config, all);
+    for (const std::size_t cut : {std::size_t{1}, std::size_t{20000}, std::size_t{59999}}) {
+        WindowValue merged = measure(config, all.first(cut));
+        merged.merge(measure(config, all.subspan(cut)));
+        const WindowSummary a = whole.summary();
+        const WindowSummary b = merged.summary();
+        expect_same_window(a, b);
+        ASSERT_EQ(a.keys.size(), b.keys.size());
+        for (std::size_t k = 0; k < a.keys.size(); ++k) {
+            // Every key listed in the whole is listed in the merge, with the same estimate.
+            for (const HeavyHitter& row : a.keys[k].top_packets) {
+                const auto found = std::find_if(b.keys[k].top_packets.begin(), b.keys[k].top_packets.end(),
+                                                [&](const HeavyHitter& other) { return other.key == row.key; });
+                ASSERT_NE(found, b.keys[k].top_packets.end()) << "cut " << cut;
+                EXPECT_EQ(found->estimate, row.estimate);
+                EXPECT_EQ(found->lower, row.lower);
+            }
+        }
+    }
+}
+
+// Reports render the measurement's summary; the value's own summary must be
+// the same, interval and run, with the lifecycle and extra keys.
+TEST(WindowValue, SummaryIsTheMeasurementsSummary) {
+    MeasurementConfig config = config_with_keys();
+    config.track_flows = true;
+    config.lifecycle.idle_timeout_ns = 2'000'000;  // expiries within the stream
+    const std::vector<PacketRecord> stream = skewed_stream(30000, 2000, 4);
+    FlowMeasurement measurement(config);
+    const std::span<const PacketRecord> all(stream);
+    measurement.add_batch(all.first(10000));
+    measurement.start_new_interval();
+    measurement.add_batch(all.subspan(10000));
+    for (const Window window : all_windows) {
+        const WindowSummary direct = measurement.summary(window);
+        const WindowSummary from_value = measurement.window_value(window).summary();
+        expect_same_window(direct, from_value);
+        EXPECT_EQ(direct.flows.expired_stderr, from_value.flows.expired_stderr);
+        ASSERT_EQ(direct.keys.size(), 2u);
+        ASSERT_EQ(from_value.keys.size(), 2u);
+        for (std::size_t k = 0; k < 2; ++k) {
+            flowsketch::testing::expect_same_hitters(direct.keys[k].top_bytes.rows, from_value.keys[k].top_bytes.rows);
+        }
+    }
+}
+
+TEST(WindowValue, SerialisesAndReadsBackTheSameValue) {
+    MeasurementConfig config = config_with_keys();
+    config.track_flows = true;
+    const std::vector<PacketRecord> stream = skewed_stream(20000, 1000, 9);
+    FlowMeasurement measurement(config);
+    measurement.add_batch(stream);
+    WindowValue value = measurement.window_value(Window::interval);
+    value.start_ns = 1'700'000'000'000'000'000;
+    value.end_ns = value.start_ns + 10'000'000'000;
+    value.frames = 20017;
+    value.skipped = {{"non_ip", 17}, {"truncated_ip", 0}};
+    value.interfaces = {{"eth0", 20017, 20100, 83, 0}};
+    const std::vector<std::uint8_t> bytes = value.serialize();
+    const WindowValue back = WindowValue::deserialize(bytes);
+    expect_same_window(value.summary(), back.summary());
+    EXPECT_EQ(back.start_ns, value.start_ns);
+    EXPECT_EQ(back.frames, 20017u);
+    EXPECT_EQ(back.skipped.size(), 2u);
+    EXPECT_EQ(back.skipped[0].name, "non_ip");
+    EXPECT_EQ(back.interfaces.at(0).dropped, 83u);
+    EXPECT_EQ(back.flows.new_undercount_bound, value.flows.new_undercount_bound);
+    EXPECT_EQ(back.serialize(), bytes);
+}
+
+TEST(WindowValue, DamagedOrForeignBytesAreRefusedWhole) {
+    const std::vector<PacketRecord> stream = skewed_stream(2000, 100, 3);
+    const std::vector<std::uint8_t> bytes = measure(config_with_keys(), stream).serialize();
+    for (const std::size_t at : {std::size_t{0}, std::size_t{4}, std::size_t{30}, bytes.size() / 2, bytes.size() - 1}) {
+        std::vector<std::uint8_t> damaged = bytes;
+        damaged[at] ^= 0x40;
+        EXPECT_THROW(WindowValue::deserialize(damaged), FormatError) << "byte " << at;
+    }
+    EXPECT_THROW(WindowValue::deserialize(std::span(bytes).first(bytes.size() - 9)), FormatError);
+    CountMinSketch sketch(CountMinParams::for_error(0.01, 0.01, CountMinVariant::standard));
+    EXPECT_THROW(WindowValue::deserialize(serialize(sketch)), FormatError);
+}
+
+TEST(WindowValue, MergeRefusesOtherConfigurations) {
+    const std::vector<PacketRecord> stream = skewed_stream(1000, 50, 3);
+    MeasurementConfig config = config_with_keys();
+    WindowValue a = measure(config, stream);
+    MeasurementConfig other_seed = config;
+    other_seed.hash_seed ^= 1;
+    EXPECT_THROW(a.merge(measure(other_seed, stream)), std::invalid_argument);
+    MeasurementConfig other_keys = config;
+    other_keys.extra_keys = {KeySpec::parse("dst")};
+    EXPECT_THROW(a.merge(measure(other_keys, stream)), std::invalid_argument);
+    MeasurementConfig other_width = config;
+    other_width.sketch.width = next_prime(other_width.sketch.width + 1);
+    EXPECT_THROW(a.merge(measure(other_width, stream)), std::invalid_argument);
+    EXPECT_THROW(a.merge(a), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace flowsketch::core
