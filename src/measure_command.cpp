@@ -220,7 +220,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
     install_stop_handlers();
     // In batches: one call walks many records of the read block, and the
     // decoder runs on them in a tight loop. As many as the pipeline hands the
-    // measurement at once (256 with chunks of 1,024: b and a 0.5-1% slower).
+    // measurement at once, so no batch is split.
     std::array<capture::Frame, core::FlowMeasurement::chunk_packets> frames;
     int link = 0;
     while (stop_requested == 0) {
@@ -426,7 +426,7 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
                    "Replay files X times as fast as their timestamps (0: as fast as possible)")
         ->type_name("X")
         ->check(CLI::Range(0.0, 1e9));
-    // The lifecycle is a quarter to a third of a replay's time (docs/benchmarks.md):
+    // The lifecycle is a large share of a replay's time (docs/benchmarks.md):
     // its seen filter is the largest structure, and a flood writes a new line
     // of it per packet. An operator who only asks who is eating the link skips it.
     CLI::Option* no_flows = app.add_flag(

@@ -6,16 +6,15 @@
 // Decoding the frames and hashing the keys (FlowMeasurement::prepare) go to
 // whichever side has time: the reader decodes and hashes a batch when the
 // worker is behind (batches waiting in the ring), and leaves them to the
-// worker otherwise. On steady traffic (trace a) the reader is the slower side;
-// under a flood (trace b) it is the other way round. Either way the records
+// worker otherwise. On steady traffic the reader is the slower side; under a
+// flood it is the other way round. Either way the records
 // and hashes are the same. The worker can decode only frames whose bytes stay
 // put until it has (files walked in place: PcapFileSource::frame_storage).
 //
 // Each side spins for a while before it sleeps when the ring is empty (worker)
 // or full (reader). The two sides run at nearly the same rate, so one of them
-// waits every few batches; sleeping on a condition variable there cost 0.6 ms
-// per wait on this virtual machine (the idle vCPU has to be woken by the host),
-// which made the pair take 1.97 s where either side alone needs 1.2 s.
+// waits every few batches; sleeping on a condition variable there costs a
+// host wake-up of the idle virtual CPU per wait, longer than the wait itself.
 #pragma once
 
 #include <array>

@@ -139,7 +139,7 @@ private:
         }
         // Unconditional stores, so no branch: at 10 Mpps many packets share a
         // microsecond, and which one moves the clock follows no pattern a
-        // branch predictor learns (b 0.4% faster).
+        // branch predictor learns.
         last_ns_ = std::max(last_ns_, timestamp_ns);
         first_ns_ = std::min(first_ns_, timestamp_ns);
     }

@@ -300,8 +300,7 @@ void add_and_minimum(std::uint64_t* counters, std::size_t row_stride, std::uint3
     // The totals from the weights already loaded one by one: a separate loop
     // over `weights` was vectorised into 16-byte loads of the 8-byte stores
     // the caller had just made, and such a load waits for those stores to
-    // retire, behind the sketch's cache-missing writes (a third of
-    // flush_entries' samples on trace b).
+    // retire, behind the sketch's cache-missing writes.
 #pragma GCC unroll 8
     for (std::uint32_t lane = 0; lane < Lanes; ++lane) totals[lane] += w[lane];
     for (std::uint32_t row = 0; row < depth; ++row) {

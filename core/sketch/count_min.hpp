@@ -88,9 +88,9 @@ double standard_delta(double epsilon, std::uint32_t width, std::uint32_t depth) 
 
 /// x mod w for w ≥ 1 without a division, given reciprocal = ⌊(2^64 − 1)/w⌋.
 /// Exact: x·reciprocal/2^64 is the quotient or up to 2 less, so at most two
-/// subtractions finish it. (Two 64-bit divisions per key were a tenth of the
-/// per-packet cost.) The two steps are branch-free: a loop's exit depends on
-/// the hash, so it mispredicts, and columns() was 5% of a flood replay.
+/// subtractions finish it: a 64-bit division per key is among the slowest
+/// instructions on the per-packet path. The two steps are branch-free: a
+/// loop's exit would depend on the hash, and so mispredict.
 inline std::uint64_t mod_by_reciprocal(std::uint64_t x, std::uint64_t w,
                                        std::uint64_t reciprocal) noexcept {
     const auto q = static_cast<std::uint64_t>((static_cast<UInt128>(x) * reciprocal) >> 64);
