@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "src/commands.hpp"
+#include "src/gen/gen_config.hpp"
+#include "src/gen/size_mix.hpp"
 #include "src/gen/traffic_generator.hpp"
 
 namespace flowsketch::app {

@@ -24,7 +24,9 @@
 #include "core/key/flow_key.hpp"
 #include "core/key/hash.hpp"
 #include "src/commands.hpp"
-#include "src/gen/traffic_generator.hpp"
+#include "src/gen/distributions.hpp"
+#include "src/gen/gen_config.hpp"
+#include "src/gen/syn_flood.hpp"
 #include "tests/support/flow_truth.hpp"
 
 namespace {
