@@ -16,7 +16,7 @@ LifetimeConfig resolved_lifetimes(const GenConfig& config) {
 }
 
 std::string canonical_command(const GenConfig& c) {
-    // Only a flood or pcapng adds words, so the command of a run without them is unchanged.
+    // A flood or pcapng adds its option only when used: other runs' truth never names it.
     const std::string extra =
         (c.syn_flood > 0 ? fmt::format(" --syn-flood {}", c.syn_flood) : std::string{}) +
         (c.pcapng ? " --format pcapng" : "");

@@ -43,7 +43,7 @@ struct GenConfig {
     std::uint64_t seed = 1;
     LifetimeConfig life;
     /// `--syn-flood`: this many extra single-packet SYN flows (SynFlood), on top
-    /// of (not counted in) `packets`; 0: none, and no byte changes.
+    /// of (not counted in) `packets`; 0: none, the same bytes as without the option.
     std::uint64_t syn_flood = 0;
 };
 
@@ -51,8 +51,8 @@ struct GenConfig {
 /// (flow_rate > 0, gap_min >= 0).
 LifetimeConfig resolved_lifetimes(const GenConfig& config);
 
-/// Limits the command line enforces (memory is about 100 bytes per flow;
-/// --lifetimes about 170).
+/// Limits the command line enforces: memory grows with flows and flood flows
+/// (per-flow costs in docs/gen.md, "Cost").
 inline constexpr std::uint64_t max_flows = 50'000'000;
 inline constexpr std::uint64_t max_packets = std::uint64_t{1} << 40;
 /// --lifetimes counts a flow's packets in 32 bits to keep its per-flow record small.
