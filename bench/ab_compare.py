@@ -17,8 +17,8 @@ Why short runs and the quartile: this machine's speed drifts by tens of
 percent over minutes, so a 2-second replay repeated 7 times cannot show a 5%
 change. A trace of ~2 million packets (0.3 s) repeated 15 times per variant,
 interleaved, shows it: the noise only ever slows a run down, and the lower
-quartile of many short runs tracks the undisturbed speed. In session 5 two
-copies of one binary agreed within 0.3% this way. Make such a trace with
+quartile of many short runs tracks the undisturbed speed: two copies of one
+binary agree within about 1% this way. Make such a trace with
   build/src/flowsketch gen --out /tmp/a2m.pcap --packets 2000000 --flows 100000 --seed 7
   build/src/flowsketch gen --out /tmp/b2m.pcap --packets 1000000 --flows 20000 \
       --syn-flood 1000000 --seed 7

@@ -393,8 +393,8 @@ BENCHMARK(BM_CountMinUpdate);
 
 // Close to how FlowMeasurement::add_batch drives the sketch: the cells of the
 // packet six places ahead are prefetched before each update (the measurement
-// prefetches its displaced entries eight ahead; the figures in docs were
-// measured with six, so six it stays).
+// prefetches its displaced entries eight ahead; six keeps this benchmark's
+// figures comparable from one build to the next).
 void BM_CountMinUpdatePrefetched(benchmark::State& state, simd::Level level) {
     const Stream& s = stream();
     CountMinParams params = cli_sketch_params();

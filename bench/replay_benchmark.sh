@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Whole-process replay benchmark (issue 7): flowsketch against the libpcap
+# Whole-process replay benchmark: flowsketch against the libpcap
 # floor (a program that only walks the same file with pcap_next_ex), the page
 # cache (cat), and an exact hash-map counter, in the same run, alternating
 # repetitions, median wall time, ratios to the floor and peak RSS.
@@ -11,22 +11,22 @@
 # Traces (generated under out/bench/ if missing, with flowsketch gen):
 #   a     10,000,000 packets over 100,000 flows (Zipf 1.1), seed 7
 #   b     SYN flood: --packets 5000000 --flows 100000 --syn-flood 5000000 --seed 7;
-#         while gen has no --syn-flood, the stand-in is 5,000,000 short-lived
+#         with a build whose gen lacks --syn-flood, the stand-in is 5,000,000 short-lived
 #         flows (--lifetimes --flows 5000000 --packets 10000000 --flow-rate 100000
 #         --duration-mean 5 --seed 7); the script says which one it used
 #   c10k  10,000,000 packets over 10,000 flows, seed 7: only for the peak-RSS
 #         comparison (flowsketch's memory must not depend on the flows)
 #   a-whole, b-whole  a and b with every frame captured whole (--snaplen 65535,
 #         as `tcpdump -s 0` writes them) instead of gen's default 128 bytes:
-#         3.7 and 2.2 GB. Not measured unless named in TRACES. The issue's
-#         target is on a and b; these show how the ratios move when libpcap
-#         has whole frames to copy, as in most captures taken in the field
+#         3.7 and 2.2 GB. Not measured unless named in TRACES. They show how
+#         the ratios move when libpcap has whole frames to copy, as in most
+#         captures taken in the field
 #   a-ng, b-ng  a and b as pcapng (gen --format pcapng: one interface, an
 #         enhanced packet block per packet, as Wireshark's dumpcap writes),
 #         1.2 and 1.1 GB. Not measured unless named in TRACES. The floor reads
 #         them with libpcap's pcapng reader
 # The gen command of each trace is kept next to it (TRACE.cmd); a trace whose
-# recipe changed (e.g. --syn-flood landed) is generated again.
+# recipe changed is generated again.
 #
 # Environment:
 #   SCALE=N     divide every packet and flow count by N; traces get a -sN suffix
