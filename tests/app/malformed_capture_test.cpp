@@ -565,7 +565,7 @@ std::string write_flood(const std::string& name, std::uint32_t count, bool malfo
 // Memory is fixed by configuration: 100 times more distinct flows, or 100 times more
 // malformed frames, must not raise the peak RSS beyond noise. This keeps the property in CI at
 // a size that runs in seconds; FLOWSKETCH_FLOOD_FRAMES=5000000 makes the same test measure
-// the figures the README states (it prints them).
+// the figures docs/testing.md states (it prints them).
 TEST(MalformedCapture, FloodsOfFlowsOrOfMalformedFramesDoNotGrowMemory) {
     std::uint32_t large_count = 200'000;
     if (const char* env = std::getenv("FLOWSKETCH_FLOOD_FRAMES")) {
