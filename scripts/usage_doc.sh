@@ -45,8 +45,7 @@ while IFS= read -r line || [[ -n "$line" ]]; do
     printf '%s\n' "$line" >>"$generated"
     {
       echo '```text'
-      # COLUMNS keeps CLI11's layout independent of the terminal.
-      COLUMNS=100 "$binary" "${words[@]}" --help
+      "$binary" "${words[@]}" --help
       echo '```'
     } >>"$generated"
     inside=1
