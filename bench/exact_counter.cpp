@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "capture/decode.hpp"
+#include "capture/decode/decode.hpp"
 #include "core/key/flow_key.hpp"
 #include "core/key/hash.hpp"
 

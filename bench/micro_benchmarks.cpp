@@ -29,7 +29,7 @@
 #include <span>
 #include <vector>
 
-#include "capture/decode.hpp"
+#include "capture/decode/decode.hpp"
 #include "core/sketch/count_min.hpp"
 #include "core/key/flow_key.hpp"
 #include "core/lifecycle/flow_lifecycle.hpp"

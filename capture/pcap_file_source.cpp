@@ -12,7 +12,7 @@
 #include <cstring>
 #include <utility>
 
-#include "capture/decode.hpp"
+#include "capture/decode/decode.hpp"
 #include "capture/pipe_input.hpp"
 
 namespace flowsketch::capture {

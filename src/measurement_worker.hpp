@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "capture/decode.hpp"
+#include "capture/decode/decode.hpp"
 #include "capture/pcap_file_source.hpp"
 #include "core/measure/flow_measurement.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/decode.hpp"
+#include "capture/decode/decode.hpp"
 #include "capture/pcap_file_source.hpp"
 #include "capture/pcap_live_source.hpp"
 #include "core/measure/flow_measurement.hpp"

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#include "capture/decode.hpp"
+#include "capture/decode/decode.hpp"
 
 namespace {
 
