@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/pcap_live_source.hpp"
+#include "capture/live/pcap_live_source.hpp"
 #include "src/pipeline.hpp"
 
 namespace flowsketch::app {

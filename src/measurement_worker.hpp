@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "capture/decode/decode.hpp"
-#include "capture/pcap_file_source.hpp"
+#include "capture/file/pcap_file_source.hpp"
 #include "core/measure/flow_measurement.hpp"
 
 namespace flowsketch::app {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "capture/decode/decode.hpp"
-#include "capture/pcap_file_source.hpp"
-#include "capture/pcap_live_source.hpp"
+#include "capture/file/pcap_file_source.hpp"
+#include "capture/live/pcap_live_source.hpp"
 #include "core/measure/flow_measurement.hpp"
 #include "reports/report_writer.hpp"
 #include "src/measurement_worker.hpp"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/pcap_file_source.hpp"
+#include "capture/file/pcap_file_source.hpp"
 #include "src/pipeline.hpp"
 
 namespace flowsketch::app {

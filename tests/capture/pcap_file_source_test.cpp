@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "capture/pcap_file_source.hpp"
+#include "capture/file/pcap_file_source.hpp"
 #include "tests/support/capture_builder.hpp"
 #include "tests/support/pipe_feed.hpp"
 

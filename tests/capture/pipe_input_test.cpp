@@ -1,6 +1,6 @@
 // PipeInput: a stdio stream over a pipe that can seek back over what it kept,
 // and read_some(), which takes what the pipe holds.
-#include "capture/pipe_input.hpp"
+#include "capture/file/pipe_input.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "capture/pcap_file_source.hpp"
+#include "capture/frame.hpp"
 
 namespace flowsketch::capture {
 namespace {

@@ -23,7 +23,7 @@
 #include <span>
 #include <string>
 
-#include "capture/pcap_file_source.hpp"
+#include "capture/file/pcap_file_source.hpp"
 #include "reports/formats/json.hpp"
 #include "reports/formats/text.hpp"
 #include "reports/report_writer.hpp"

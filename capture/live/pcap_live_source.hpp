@@ -3,9 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
-#include "capture/pcap_file_source.hpp"
+#include "capture/source.hpp"
 
 struct pcap;
 
@@ -21,26 +22,18 @@ struct LiveOptions {
     std::string filter;           // BPF expression; empty = none
 };
 
-/// Counters libpcap keeps per interface, widened to 64 bits (libpcap's are
-/// 32-bit and wrap; deltas are taken modulo 2^32).
-struct CaptureStats {
-    std::uint64_t received = 0;    // frames the kernel handed to the filter
-    std::uint64_t dropped = 0;     // dropped for lack of buffer space
-    std::uint64_t if_dropped = 0;  // dropped by the interface or its driver
-};
-
-class PcapLiveSource {
+class PcapLiveSource final : public Source {
 public:
     /// Opens and activates the interface. Throws CaptureError naming the
     /// interface (no such device, permission denied, ...) or FilterError.
     explicit PcapLiveSource(const LiveOptions& options);
-    ~PcapLiveSource();
+    ~PcapLiveSource() override;
     PcapLiveSource(const PcapLiveSource&) = delete;
     PcapLiveSource& operator=(const PcapLiveSource&) = delete;
 
     /// Descriptor to wait on for readability; -1 if the platform has none.
     int selectable_fd() const noexcept { return fd_; }
-    int link_type() const noexcept { return link_type_; }
+    int link_type() const noexcept override { return link_type_; }
     const std::string& name() const noexcept { return name_; }
 
     using FrameHandler = void (*)(void* context, const Frame& frame);
@@ -49,8 +42,15 @@ public:
     /// the interface failed (e.g. went down).
     int dispatch(int max_frames, FrameHandler handler, void* context);
 
+    /// The frames available now, at most frames.size(), without blocking:
+    /// status would_block when there is none (wait on selectable_fd()).
+    /// Frames stay valid until the next read. Throws as dispatch() does.
+    std::size_t next_batch(std::span<Frame> frames, ReadStatus& status) override;
+
     /// Cumulative counters since the interface was opened.
-    CaptureStats stats();
+    CaptureStats stats() override;
+
+    void close() noexcept override;
 
 private:
     std::string name_;

@@ -1,6 +1,11 @@
-#include "capture/pcap_live_source.hpp"
+#include "capture/live/pcap_live_source.hpp"
 
 #include <pcap/pcap.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "capture/bpf_filter.hpp"
 
 namespace flowsketch::capture {
 namespace {
@@ -21,6 +26,17 @@ extern "C" void on_packet(u_char* user, const pcap_pkthdr* header, const u_char*
     frame.wire_length = header->len;
     frame.data = data;
     dispatch->handler(dispatch->context, frame);
+}
+
+// next_batch's handler: the frames go into the caller's span, in order.
+struct BatchContext {
+    std::span<Frame> frames;
+    std::size_t count = 0;
+};
+
+void collect_frame(void* context, const Frame& frame) {
+    auto* batch = static_cast<BatchContext*>(context);
+    if (batch->count < batch->frames.size()) batch->frames[batch->count++] = frame;
 }
 
 }  // namespace
@@ -57,34 +73,51 @@ PcapLiveSource::PcapLiveSource(const LiveOptions& options) : name_(options.inter
     subsecond_scale_ = pcap_get_tstamp_precision(handle_) == PCAP_TSTAMP_PRECISION_NANO ? 1 : 1000;
     link_type_ = pcap_datalink(handle_);
     if (!options.filter.empty()) {
-        bpf_program program{};
-        if (pcap_compile(handle_, &program, options.filter.c_str(), 1, PCAP_NETMASK_UNKNOWN) != 0) {
-            std::string message = "invalid filter expression '" + options.filter + "': " +
-                                  pcap_geterr(handle_);
+        std::string message;
+        BpfProgram program = compile_filter(handle_, options.filter, message);
+        if (program == nullptr) {
             pcap_close(handle_);
             handle_ = nullptr;
             throw FilterError(message);
         }
-        const int set = pcap_setfilter(handle_, &program);
-        pcap_freecode(&program);
+        const int set = pcap_setfilter(handle_, program.get());
+        program.reset();
         if (set != 0) fail(std::string("cannot apply filter: ") + pcap_geterr(handle_));
     }
     if (pcap_setnonblock(handle_, 1, errbuf) != 0) fail(errbuf);
     fd_ = pcap_get_selectable_fd(handle_);
 }
 
-PcapLiveSource::~PcapLiveSource() {
+PcapLiveSource::~PcapLiveSource() { close(); }
+
+void PcapLiveSource::close() noexcept {
     if (handle_ != nullptr) pcap_close(handle_);
+    handle_ = nullptr;
+    fd_ = -1;
 }
 
 int PcapLiveSource::dispatch(int max_frames, FrameHandler handler, void* context) {
+    if (handle_ == nullptr) return 0;  // closed
     DispatchContext dispatch{handler, context, subsecond_scale_};
     const int n = pcap_dispatch(handle_, max_frames, on_packet, reinterpret_cast<u_char*>(&dispatch));
     if (n == PCAP_ERROR) throw CaptureError("interface " + name_ + ": " + pcap_geterr(handle_));
     return n < 0 ? 0 : n;
 }
 
+std::size_t PcapLiveSource::next_batch(std::span<Frame> frames, ReadStatus& status) {
+    if (handle_ == nullptr) {
+        status = ReadStatus::end_of_file;
+        return 0;
+    }
+    BatchContext batch{frames};
+    const std::size_t most = std::min<std::size_t>(frames.size(), std::numeric_limits<int>::max());
+    dispatch(static_cast<int>(most), collect_frame, &batch);
+    status = batch.count > 0 ? ReadStatus::frame : ReadStatus::would_block;
+    return batch.count;
+}
+
 CaptureStats PcapLiveSource::stats() {
+    if (handle_ == nullptr) return totals_;
     pcap_stat raw{};
     if (pcap_stats(handle_, &raw) != 0) return totals_;
     const std::uint32_t now[3] = {raw.ps_recv, raw.ps_drop, raw.ps_ifdrop};

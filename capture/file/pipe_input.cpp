@@ -1,4 +1,4 @@
-#include "capture/pipe_input.hpp"
+#include "capture/file/pipe_input.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

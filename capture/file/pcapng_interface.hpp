@@ -1,0 +1,60 @@
+// The per-interface state of a pcapng section, one per Interface Description
+// Block, as libpcap keeps it: how the interface's timestamps become seconds
+// and nanoseconds. The home of anything else an interface carries (its link
+// type and snapshot length, once interfaces may differ in them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "capture/file/record_frame.hpp"
+
+namespace flowsketch::capture::file {
+
+struct PcapngInterface {
+    std::uint64_t units_per_second = 1'000'000;  // if_tsresol
+    std::uint64_t offset_seconds = 0;            // if_tsoffset
+    bool binary = false;                         // if_tsresol a power of 2
+
+    /// Reads an Interface Description Block's options (`swapped`: the
+    /// section's byte order), as libpcap's add_interface and
+    /// process_idb_options do. Empty on success, else the message that
+    /// makes the file damaged.
+    std::string read_options(const std::uint8_t* options, std::size_t length, bool swapped);
+
+    /// A timestamp of this interface in seconds and nanoseconds, with
+    /// libpcap's arithmetic (unsigned, wrapping; the fraction cut to an int as
+    /// it stores it in the header). Micro- and nanosecond units, nearly every
+    /// file, divide by constants.
+    RecordHeader record_header(std::uint64_t time, std::uint32_t caplen,
+                               std::uint32_t len) const noexcept {
+        constexpr std::uint64_t ns_per_second = 1'000'000'000;
+        const std::uint64_t units = units_per_second;
+        std::uint64_t seconds;
+        std::uint64_t fraction;
+        if (units == 1'000'000) {
+            seconds = time / 1'000'000;
+            fraction = time % 1'000'000 * 1000;
+        } else if (units == ns_per_second) {
+            seconds = time / ns_per_second;
+            fraction = time % ns_per_second;
+        } else {
+            seconds = time / units;
+            fraction = time % units;
+            if (binary) {
+                fraction = fraction * ns_per_second / units;
+            } else if (units > ns_per_second) {
+                fraction /= units / ns_per_second;
+            } else {
+                fraction *= ns_per_second / units;
+            }
+        }
+        seconds += offset_seconds;
+        return RecordHeader{static_cast<std::int64_t>(seconds),
+                            static_cast<std::int64_t>(static_cast<std::int32_t>(fraction)), caplen,
+                            len};
+    }
+};
+
+}  // namespace flowsketch::capture::file

@@ -1,0 +1,214 @@
+#include "capture/file/pcapng_walker.hpp"
+
+#include <sys/types.h>
+
+#include <utility>
+
+#include "capture/file/byte_order.hpp"
+#include "capture/file/libpcap_rules.hpp"
+
+namespace flowsketch::capture::file {
+
+bool PcapngWalker::start(std::FILE* stream, std::int64_t opened_at, int link_type) {
+    link_type_ = link_type;
+    if (opened_at > pcapng_max_prefix_bytes || fseeko(stream, 0, SEEK_SET) != 0) return false;
+    std::vector<std::uint8_t> prefix(static_cast<std::size_t>(opened_at));
+    if (std::fread(prefix.data(), 1, prefix.size(), stream) != prefix.size()) return false;
+    if (prefix.size() < 12) return false;
+    const std::uint32_t order = load32(prefix.data() + 8, false);
+    if (order != pcapng_byte_order_magic && order != __builtin_bswap32(pcapng_byte_order_magic)) {
+        return false;
+    }
+    swapped_ = order != pcapng_byte_order_magic;
+    if (rewritten_by_libpcap(link_type_, swapped_)) return false;
+    std::size_t at = 0;
+    std::size_t interface_at = 0;
+    std::uint32_t interface_length = 0;
+    while (prefix.size() - at >= pcapng_block_frame_bytes) {
+        const std::uint32_t type = load32(prefix.data() + at, swapped_);
+        const std::uint32_t length = load32(prefix.data() + at + 4, swapped_);
+        if (length < pcapng_block_frame_bytes || length > prefix.size() - at) return false;
+        if (type == pcapng_interface) {
+            interface_at = at;
+            interface_length = length;
+        }
+        at += length;
+    }
+    // The last block read is the first interface's.
+    if (at != prefix.size() || interface_length < pcapng_block_frame_bytes + 8 ||
+        interface_at + interface_length != at) {
+        return false;
+    }
+    interfaces_.clear();
+    const std::uint8_t* options = prefix.data() + interface_at + pcapng_block_header_bytes + 8;
+    return add_interface(options, interface_length - pcapng_block_frame_bytes - 8).empty();
+}
+
+std::string PcapngWalker::add_interface(const std::uint8_t* options, std::size_t length) {
+    PcapngInterface interface;
+    std::string error = interface.read_options(options, length, swapped_);
+    if (error.empty()) interfaces_.push_back(interface);
+    return error;
+}
+
+ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
+    for (;;) {
+        if (!pool.fill(pcapng_block_header_bytes)) {
+            if (pool.interrupted()) return pool.interruption();
+            return pool.header_missing(
+                "truncated pcapng dump file; tried to read %llu bytes, only got %llu",
+                pcapng_block_header_bytes);
+        }
+        const std::uint32_t type = load32(pool.data() + pool.begin(), swapped_);
+        const std::uint32_t length = load32(pool.data() + pool.begin() + 4, swapped_);
+        if (length < pcapng_block_frame_bytes) {
+            return pool.damaged(format_message("block in pcapng dump file has a length of %llu < %llu",
+                                               length, pcapng_block_frame_bytes));
+        }
+        if (length % 4 != 0) {
+            return pool.damaged(format_message(
+                "block in pcapng dump file has a length of %llu that is not a multiple of 4", length));
+        }
+        if (length > pcapng_max_block_bytes) {
+            return pool.damaged(
+                format_message("pcapng block size %llu > maximum %llu", length, pcapng_max_block_bytes));
+        }
+        if (!pool.fill(length)) {
+            if (pool.interrupted()) return pool.interruption();
+            if (pool.read_error()) return pool.read_failed();
+            return pool.damaged(format_message(
+                "truncated pcapng dump file; tried to read %llu bytes, only got %llu",
+                length - pcapng_block_header_bytes, pool.available() - pcapng_block_header_bytes));
+        }
+        const std::uint8_t* block = pool.data() + pool.begin();
+        if (load32(block + length - 4, swapped_) != length) {
+            return pool.damaged("block total length in header and trailer don't match");
+        }
+        pool.consume_to(pool.begin() + length);
+        const std::uint8_t* body = block + pcapng_block_header_bytes;
+        std::size_t body_length = length - pcapng_block_frame_bytes;
+        auto too_short = [&] {
+            return pool.damaged(
+                format_message("block of type %llu in pcapng dump file is too short", type));
+        };
+
+        std::uint32_t interface_id = 0;
+        std::uint64_t time = 0;
+        std::uint32_t caplen = 0;
+        std::uint32_t len = 0;
+        switch (type) {
+            case pcapng_enhanced_packet:
+            case pcapng_packet:
+                if (body_length < pcapng_packet_fields) return too_short();
+                interface_id = type == pcapng_packet ? load16(body, swapped_) : load32(body, swapped_);
+                time = std::uint64_t{load32(body + 4, swapped_)} << 32 | load32(body + 8, swapped_);
+                caplen = load32(body + 12, swapped_);
+                len = load32(body + 16, swapped_);
+                body += pcapng_packet_fields;
+                body_length -= pcapng_packet_fields;
+                break;
+            case pcapng_simple_packet:
+                // No interface (the first), no timestamp (0), no captured length.
+                if (body_length < 4) return too_short();
+                len = load32(body, swapped_);
+                caplen = len > rules_.snapshot ? rules_.snapshot : len;
+                body += 4;
+                body_length -= 4;
+                break;
+            case pcapng_interface: {
+                if (body_length < 8) return too_short();
+                const std::uint16_t link = load16(body, swapped_);
+                const std::uint32_t snaplen = load32(body + 4, swapped_);
+                // libpcap compares the raw link type with the first interface's
+                // mapped one, and this snapshot length, adjusted, with the first's.
+                if (static_cast<int>(link) != link_type_) {
+                    return pool.damaged(format_message(
+                        "an interface has a type %llu different from the type of the first interface",
+                        link));
+                }
+                const std::uint32_t adjusted =
+                    snaplen == 0 || snaplen > 0x7fffffffu ? max_record_length : snaplen;
+                if (adjusted != rules_.snapshot) {
+                    return pool.damaged(format_message(
+                        "an interface has a snapshot length %llu different from the snapshot length of the first interface",
+                        snaplen));
+                }
+                std::string error = add_interface(body + 8, body_length - 8);
+                if (!error.empty()) return pool.damaged(std::move(error));
+                continue;
+            }
+            case pcapng_section_header: {
+                if (body_length < 16) return too_short();
+                const std::uint32_t order = load32(body, swapped_);
+                if (order == __builtin_bswap32(pcapng_byte_order_magic)) {
+                    return pool.damaged("the file has sections with different byte orders");
+                }
+                if (order != pcapng_byte_order_magic) {
+                    return pool.damaged("the file has a section with a bad byte order magic field");
+                }
+                const std::uint16_t major = load16(body + 4, swapped_);
+                if (major != 1) {
+                    return pool.damaged(
+                        format_message("unknown pcapng savefile major version number %llu", major));
+                }
+                interfaces_.clear();  // the section brings its own
+                continue;
+            }
+            default:
+                continue;  // not a packet, interface or section block: skipped
+        }
+        if (interface_id >= interfaces_.size()) {
+            return pool.damaged(format_message(
+                "a packet arrived on interface %llu, but there's no Interface Description Block for that interface",
+                interface_id));
+        }
+        if (caplen > rules_.snapshot) {
+            return pool.damaged(format_message(
+                "invalid packet capture length %llu, bigger than snaplen of %llu", caplen,
+                rules_.snapshot));
+        }
+        if (body_length < caplen) return too_short();
+        if (to_frame(rules_, interfaces_[interface_id].record_header(time, caplen, len), body,
+                     frame)) {
+            return ReadStatus::frame;
+        }
+    }
+}
+
+// The position lives in a local, as in the classic walk (a frame's stores may
+// alias the pool's, which would put it through memory every block).
+std::size_t PcapngWalker::next_batch(BlockPool& pool, std::span<Frame> frames) {
+    std::size_t n = 0;
+    const std::uint8_t* const bytes = pool.data();
+    const std::size_t end = pool.end();
+    std::size_t begin = pool.begin();
+    while (n < frames.size() && end - begin >= pcapng_block_header_bytes) {
+        const std::uint8_t* block = bytes + begin;
+        const std::uint32_t type = load32(block, swapped_);
+        const std::uint32_t length = load32(block + 4, swapped_);
+        if (type != pcapng_enhanced_packet || length % 4 != 0 ||
+            length < pcapng_block_frame_bytes + pcapng_packet_fields || length > end - begin ||
+            length > pcapng_max_block_bytes || load32(block + length - 4, swapped_) != length) {
+            break;
+        }
+        const std::uint8_t* body = block + pcapng_block_header_bytes;
+        const std::uint32_t interface_id = load32(body, swapped_);
+        const std::uint32_t caplen = load32(body + 12, swapped_);
+        if (interface_id >= interfaces_.size() || caplen > rules_.snapshot ||
+            caplen > length - pcapng_block_frame_bytes - pcapng_packet_fields) {
+            break;
+        }
+        const std::uint64_t time =
+            std::uint64_t{load32(body + 4, swapped_)} << 32 | load32(body + 8, swapped_);
+        begin += length;
+        if (to_frame(rules_,
+                     interfaces_[interface_id].record_header(time, caplen, load32(body + 16, swapped_)),
+                     body + pcapng_packet_fields, frames[n])) {
+            ++n;
+        }
+    }
+    pool.consume_to(begin);
+    return n;
+}
+
+}  // namespace flowsketch::capture::file
