@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "capture/file/record_frame.hpp"
+
 namespace flowsketch::capture::file {
 
 ReadStatus PcapWalker::next(BlockPool& pool, Frame& frame) {

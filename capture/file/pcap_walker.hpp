@@ -9,7 +9,7 @@
 
 #include "capture/file/block_pool.hpp"
 #include "capture/file/byte_order.hpp"
-#include "capture/file/record_frame.hpp"
+#include "capture/file/record.hpp"
 #include "capture/source.hpp"
 
 namespace flowsketch::capture::file {

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "capture/file/record_frame.hpp"
+#include "capture/file/record.hpp"
 
 namespace flowsketch::capture::file {
 

@@ -6,6 +6,7 @@
 
 #include "capture/file/byte_order.hpp"
 #include "capture/file/libpcap_rules.hpp"
+#include "capture/file/record_frame.hpp"
 
 namespace flowsketch::capture::file {
 

@@ -7,26 +7,10 @@
 
 #include <cstdint>
 
+#include "capture/file/record.hpp"
 #include "capture/frame.hpp"
 
 namespace flowsketch::capture::file {
-
-// A record header, as libpcap 1.10 reads it: the time fields signed 32-bit
-// in the host's byte order, unsigned when it swaps them (pcapng: seconds and
-// nanoseconds already).
-struct RecordHeader {
-    std::int64_t seconds;
-    std::int64_t subsecond;
-    std::uint32_t caplen;
-    std::uint32_t len;
-};
-
-// How a walk turns records into frames.
-struct RecordRules {
-    std::uint32_t snapshot = 0;        // libpcap's adjusted snapshot length
-    bool microseconds = false;         // classic µs timestamps (scaled to ns, as libpcap does)
-    const bpf_program* filter = nullptr;  // null: every record passes
-};
 
 // The frame of a record wholly in the block; false if the filter rejects it.
 [[gnu::always_inline]] inline bool to_frame(const RecordRules& rules, const RecordHeader& header,
