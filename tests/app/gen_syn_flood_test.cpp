@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
-#include "capture/decode.hpp"
-#include "capture/pcap_file_source.hpp"
+#include "capture/decode/decode.hpp"
+#include "capture/file/pcap_file_source.hpp"
 #include "core/key/flow_key.hpp"
 #include "src/gen/gen_config.hpp"
 #include "src/gen/syn_flood.hpp"

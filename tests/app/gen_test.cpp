@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "capture/pcap_file_source.hpp"
+#include "capture/file/pcap_file_source.hpp"
 #include "core/key/hash.hpp"
 #include "src/gen/distributions.hpp"
 #include "tests/support/gen_support.hpp"
