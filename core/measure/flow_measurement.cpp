@@ -147,21 +147,24 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
     //
     // prefetch() and observe() each locate a flow's cells from its hash (a
     // multiply or two), cheaper than carrying the probes between them.
+    //
+    // The loop is compiled once per seen filter kind (FlowLifecycle::batch):
+    // the kind is chosen here, once per chunk, not per packet.
     flows.locate_displaced(displaced);
-    const std::size_t lookahead = lifecycle->prefetch_lookahead();
-    for (std::size_t j = 0; j < std::min(lookahead, to_observe); ++j) {
-        lifecycle->prefetch(hashes[observed[j]]);
-    }
-    const std::size_t rounds = std::max(displaced, to_observe);
-    for (std::size_t j = 0; j < rounds; ++j) {
-        if (j < displaced) flows.sketch_displaced(j, displaced);
-        if (j < to_observe) {
-            if (j + lookahead < to_observe) lifecycle->prefetch(hashes[observed[j + lookahead]]);
-            const std::uint32_t i = observed[j];
-            const std::uint8_t flags = packets[i].key.protocol == 6 ? packets[i].tcp_flags : 0;
-            lifecycle->observe(hashes[i], packets[i].timestamp_ns, flags);
+    lifecycle->batch([&](auto seen) {
+        constexpr std::size_t lookahead = decltype(seen)::prefetch_lookahead;
+        for (std::size_t j = 0; j < std::min(lookahead, to_observe); ++j) seen.prefetch(hashes[observed[j]]);
+        const std::size_t rounds = std::max(displaced, to_observe);
+        for (std::size_t j = 0; j < rounds; ++j) {
+            if (j < displaced) flows.sketch_displaced(j, displaced);
+            if (j < to_observe) {
+                if (j + lookahead < to_observe) seen.prefetch(hashes[observed[j + lookahead]]);
+                const std::uint32_t i = observed[j];
+                const std::uint8_t flags = packets[i].key.protocol == 6 ? packets[i].tcp_flags : 0;
+                seen.observe(hashes[i], packets[i].timestamp_ns, flags);
+            }
         }
-    }
+    });
 }
 
 void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
