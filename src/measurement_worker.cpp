@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <utility>
@@ -9,20 +10,27 @@
 namespace flowsketch::app {
 namespace {
 
-// Waits until `ready()`, spinning up to 0.5 ms (two batches' work in a
-// replay; a live capture idles at most that long per batch) before sleeping
-// on `counter` changing. The other side notifies after each change.
+// Waits until `ready()`, spinning up to `spin` (at most 0.5 ms: two
+// batches' work in a replay) before sleeping on `counter` changing; the other
+// side notifies after each change. The budget adapts: a wait that spinning
+// ended lets the next spin longer, one that had to sleep halves it. When the
+// other thread is not running (both cores busy with other work), spinning
+// only takes the core it needs, so the budget falls to a token spin.
 template <class Ready>
-void wait_for(const std::atomic<std::uint32_t>& counter, Ready ready) {
+void wait_for(const std::atomic<std::uint32_t>& counter, Ready ready, SpinBudget& spin) {
     using clock = std::chrono::steady_clock;
-    const auto spin_until = clock::now() + std::chrono::microseconds(500);
+    const auto spin_until = clock::now() + std::chrono::nanoseconds(spin.nanoseconds);
     for (std::uint32_t spins = 0;; ++spins) {
-        if (ready()) return;
+        if (ready()) {
+            spin.nanoseconds = std::min(SpinBudget::max_ns, spin.nanoseconds + spin.nanoseconds / 4 + 1000);
+            return;
+        }
         if ((spins & 63) == 63 && clock::now() > spin_until) break;
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif
     }
+    spin.nanoseconds = std::max(SpinBudget::min_ns, spin.nanoseconds / 2);
     for (;;) {
         const std::uint32_t seen = counter.load(std::memory_order_acquire);
         if (ready()) return;
@@ -70,7 +78,7 @@ MeasurementWorker::Batch MeasurementWorker::take_spare() { return std::exchange(
 
 void MeasurementWorker::submit(Batch batch) {
     const std::uint32_t n = submitted_.load(std::memory_order_relaxed);
-    wait_for(added_, [&] { return n - added_.load(std::memory_order_acquire) < ring_size; });
+    wait_for(added_, [&] { return n - added_.load(std::memory_order_acquire) < ring_size; }, submitter_spin_);
     release_storage();
     // The slot's previous batch has been added and cleared: its buffers are the next spare.
     Batch& slot = ring_[n % ring_size];
@@ -81,7 +89,7 @@ void MeasurementWorker::submit(Batch batch) {
 
 void MeasurementWorker::drain() {
     const std::uint32_t n = submitted_.load(std::memory_order_relaxed);
-    wait_for(added_, [&] { return added_.load(std::memory_order_acquire) == n; });
+    wait_for(added_, [&] { return added_.load(std::memory_order_acquire) == n; }, submitter_spin_);
     release_storage();
 }
 
@@ -102,7 +110,7 @@ void MeasurementWorker::take_skipped(SkipCounts& counts) noexcept {
 
 void MeasurementWorker::run() {
     for (std::uint32_t next = 0;; ++next) {
-        wait_for(submitted_, [&] { return submitted_.load(std::memory_order_acquire) != next; });
+        wait_for(submitted_, [&] { return submitted_.load(std::memory_order_acquire) != next; }, worker_spin_);
         if (stopping_.load(std::memory_order_relaxed)) return;  // ordered by the acquire above
         Batch& batch = ring_[next % ring_size];
         if (!batch.frames.empty()) {

@@ -15,6 +15,9 @@
 // or full (reader). The two sides run at nearly the same rate, so one of them
 // waits every few batches; sleeping on a condition variable there costs a
 // host wake-up of the idle virtual CPU per wait, longer than the wait itself.
+// A side whose spins keep ending in sleep (the other thread is not running:
+// both cores are busy with other work) spins less, so it does not take the
+// core the other side needs.
 #pragma once
 
 #include <array>
@@ -50,6 +53,13 @@ inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int
 }
 
 using SkipCounts = std::array<std::uint64_t, capture::skip_reason_count>;
+
+/// How long a waiting side spins before it sleeps: adapted by each wait.
+struct SpinBudget {
+    static constexpr std::uint32_t max_ns = 500'000;
+    static constexpr std::uint32_t min_ns = 2'000;
+    std::uint32_t nanoseconds = max_ns;
+};
 
 class MeasurementWorker {
 public:
@@ -109,6 +119,9 @@ private:
     std::atomic<bool> stopping_{false};  // set by the destructor once drained
     Batch spare_;  // the submitting thread's next buffers
     std::uint32_t released_ = 0;  // batches whose storage the submitter let go of
+    // Each side's spin before it sleeps (see wait_for), its own to adapt.
+    SpinBudget submitter_spin_;
+    alignas(64) SpinBudget worker_spin_;
     std::thread thread_;
 };
 
