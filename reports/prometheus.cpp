@@ -79,8 +79,12 @@ std::string render_labels(const std::vector<Label>& labels) {
 }
 
 // The rank, then the key's fields; the protocol by name, as people query it.
+// An extra key spec's series carry its spec as `key` (the 5-tuple's carry none,
+// as they always have).
 std::string flow_labels(std::size_t rank, const core::HeavyHitter& flow, const core::KeySpec& spec) {
-    std::vector<Label> labels = {{"rank", std::to_string(rank)}};
+    std::vector<Label> labels;
+    if (!spec.is_identity()) labels.push_back({"key", spec.name()});
+    labels.push_back({"rank", std::to_string(rank)});
     for (KeyFieldText& field : key_fields(flow.key, spec)) {
         if (field.name == "proto") field.text = protocol_name(flow.key.protocol);
         labels.push_back({field.name, std::move(field.text)});
@@ -88,25 +92,28 @@ std::string flow_labels(std::size_t rank, const core::HeavyHitter& flow, const c
     return render_labels(labels);
 }
 
-void render_heavy_hitters(FamilyWriter& writer, std::string_view unit,
-                          const core::TopList& flows, std::size_t limit) {
-    const std::size_t count = std::min(flows.size(), limit);
-    if (count == 0) return;
-    // Labels are rendered once and used by both families.
-    std::vector<std::string> labels;
-    labels.reserve(count);
-    for (std::size_t i = 0; i < count; ++i) labels.push_back(flow_labels(i + 1, flows[i], flows.spec));
-
+// Both families of one weight (estimate and lower bound), every list's
+// series in each: the 5-tuple's, then each extra key spec's.
+void render_heavy_hitters(FamilyWriter& writer, std::string_view unit, const std::vector<const core::TopList*>& lists,
+                          std::size_t limit) {
+    std::vector<std::pair<std::string, const core::HeavyHitter*>> series;
+    for (const core::TopList* list : lists) {
+        const std::size_t count = std::min(list->size(), limit);
+        for (std::size_t i = 0; i < count; ++i) {
+            series.emplace_back(flow_labels(i + 1, (*list)[i], list->spec), &(*list)[i]);
+        }
+    }
+    if (series.empty()) return;
     writer.family(fmt::format("flowsketch_heavy_hitter_{}", unit), "gauge",
                   fmt::format("Count-Min estimate of the {} of the flow ranked `rank` in the last "
                               "completed interval; never below the true count",
                               unit));
-    for (std::size_t i = 0; i < count; ++i) writer.sample(labels[i], flows[i].estimate);
+    for (const auto& [labels, hitter] : series) writer.sample(labels, hitter->estimate);
     writer.family(fmt::format("flowsketch_heavy_hitter_{}_lower", unit), "gauge",
                   fmt::format("Lower error bound of flowsketch_heavy_hitter_{}: the true count "
                               "lies in [lower, estimate] with probability at least 1 - delta",
                               unit));
-    for (std::size_t i = 0; i < count; ++i) writer.sample(labels[i], flows[i].lower);
+    for (const auto& [labels, hitter] : series) writer.sample(labels, hitter->lower);
 }
 
 }  // namespace
@@ -323,8 +330,14 @@ std::string PrometheusExposition::render() const {
         writer.sample("", last.flows.memory_bytes);
     }
 
-    render_heavy_hitters(writer, "packets", last.top_packets, options_.max_heavy_hitters);
-    render_heavy_hitters(writer, "bytes", last.top_bytes, options_.max_heavy_hitters);
+    std::vector<const core::TopList*> by_packets = {&last.top_packets};
+    std::vector<const core::TopList*> by_bytes = {&last.top_bytes};
+    for (const core::KeyTops& key : last.keys) {
+        by_packets.push_back(&key.top_packets);
+        by_bytes.push_back(&key.top_bytes);
+    }
+    render_heavy_hitters(writer, "packets", by_packets, options_.max_heavy_hitters);
+    render_heavy_hitters(writer, "bytes", by_bytes, options_.max_heavy_hitters);
     return text;
 }
 

@@ -50,7 +50,11 @@ struct Report {
     SketchDescription sketch;
     core::TopList top_packets;  // the 5-tuple's, largest first
     core::TopList top_bytes;
+    core::ChangeList changes_packets;  // interval reports: the 5-tuples that changed most
+    core::ChangeList changes_bytes;
     std::vector<core::KeyTops> keys;  // the extra key specs' lists (--key), in order
+    bool has_distinct_totals = false;  // a key spec counts distinct items
+    core::DistinctTotals distinct_totals;
     bool has_flows = false;
     FlowSection flows;
     std::vector<InterfaceReport> interfaces;  // live capture: per-interface totals and drops

@@ -44,6 +44,7 @@ struct MeasureOptions {
     std::string variant = "km";
     bool conservative = false;
     std::uint32_t top = 10;
+    std::vector<std::string> keys;  // --key: key specs beside the 5-tuple
     std::string format = "text";
     double idle_timeout = 60.0;
     std::uint64_t max_flows = 1'000'000;
@@ -180,8 +181,11 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     } else {
         advice = "lower --max-flows or raise --flow-fpr";
     }
-    std::string parts = fmt::format("the Count-Min sketch ({} x {} cells: {})", sketch.width,
-                                    sketch.depth, format_bytes(need.sketch_bytes));
+    const std::size_t specs = measurement.extra_keys.size() + 1;
+    std::string parts = specs == 1 ? fmt::format("the Count-Min sketch ({} x {} cells: {})", sketch.width,
+                                                 sketch.depth, format_bytes(need.sketch_bytes))
+                                   : fmt::format("the Count-Min sketches of {} key specs ({} x {} cells each: {})",
+                                                 specs, sketch.width, sketch.depth, format_bytes(need.sketch_bytes));
     if (measurement.track_flows) {
         parts += fmt::format(", the seen filter ({})", format_bytes(need.lifecycle_bytes));
     }
@@ -190,6 +194,23 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     throw std::invalid_argument(fmt::format("{} need {}, above --max-memory {}; {}, or raise --max-memory",
                                             parts, format_bytes(need.total()),
                                             format_bytes(options.max_memory), advice));
+}
+
+// The key specs measured beside the 5-tuple, in the order given: `5tuple`
+// names the lists every report has; a spec given twice is a mistake.
+std::vector<core::KeySpec> extra_key_specs(const std::vector<std::string>& texts) {
+    constexpr std::size_t max_keys = 16;
+    std::vector<core::KeySpec> specs;
+    for (const std::string& text : texts) {
+        const core::KeySpec spec = core::KeySpec::parse(text);
+        if (spec.is_identity()) continue;
+        if (std::find(specs.begin(), specs.end(), spec) != specs.end()) {
+            throw std::invalid_argument("key spec '" + text + "' is given twice");
+        }
+        specs.push_back(spec);
+    }
+    if (specs.size() > max_keys) throw std::invalid_argument(fmt::format("at most {} key specs", max_keys));
+    return specs;
 }
 
 // Replays capture files in order as one stream; intervals in packet time.
@@ -293,6 +314,11 @@ int run_measure(const MeasureOptions& options) {
         return fail(exit_usage_error, "-Z drops privileges after opening interfaces: it needs -i");
     }
     PipelineConfig config;
+    try {
+        config.measurement.extra_keys = extra_key_specs(options.keys);
+    } catch (const std::invalid_argument& e) {
+        return fail(exit_usage_error, fmt::format("--key: {}", e.what()));
+    }
     config.packet_time_intervals = options.interfaces.empty();
     config.interface_names = options.interfaces;
     config.interval_seconds = options.interval;
@@ -414,6 +440,12 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     for (const reports::FormatEntry& entry : reports::report_formats()) {
         formats += fmt::format("{}{} ({})", formats.empty() ? "" : ", ", entry.name, entry.description);
     }
+    app.add_option("--key", options->keys,
+                   "Also rank keys by SPEC (repeatable): 5tuple, src, dst, pair, src/N[,M], dst/N[,M] "
+                   "(IPv4 and IPv6 prefix lengths; IPv6 /64 unless given), sport, dport, proto; "
+                   "SPEC:distinct=FIELD also counts each key's distinct src, dst, sport, dport or proto")
+        ->type_name("SPEC")
+        ->allow_extra_args(false);
     app.add_option("--format", options->format, "Report format: " + formats)
         ->check(CLI::IsMember(reports::report_format_names()))
         ->capture_default_str();

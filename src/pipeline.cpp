@@ -261,7 +261,11 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
     report.sketch.memory_bytes = measurement_.memory_bytes();
     report.top_packets = summary.top_packets;
     report.top_bytes = summary.top_bytes;
+    report.changes_packets = summary.changes_packets;
+    report.changes_bytes = summary.changes_bytes;
     report.keys = summary.keys;
+    report.has_distinct_totals = summary.has_distinct_totals;
+    report.distinct_totals = summary.distinct_totals;
     if (summary.has_flows) {
         const core::FlowLifecycle& lifecycle = *measurement_.lifecycle();
         report.has_flows = true;

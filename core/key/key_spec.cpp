@@ -71,7 +71,69 @@ KeySpec::Mask KeySpec::mask_for(AddressFamily family) const noexcept {
     return std::bit_cast<Mask>(ones);
 }
 
+namespace {
+
+std::uint8_t field_named(std::string_view name) noexcept {
+    if (name == "src") return key_src;
+    if (name == "dst") return key_dst;
+    if (name == "sport") return key_sport;
+    if (name == "dport") return key_dport;
+    if (name == "proto") return key_proto;
+    return 0;
+}
+
+const char* field_name(std::uint8_t field) noexcept {
+    switch (field) {
+        case key_src: return "src";
+        case key_dst: return "dst";
+        case key_sport: return "sport";
+        case key_dport: return "dport";
+        default: return "proto";
+    }
+}
+
+}  // namespace
+
+KeySpec KeySpec::with_distinct(KeyField field) const {
+    if (field_named(field_name(field)) != field) throw std::invalid_argument("a distinct count is of one field");
+    const bool address = field == key_src || field == key_dst;
+    const bool source = field == key_src;
+    const bool whole = has(field) && (!address || (!is_prefix(source, AddressFamily::ipv4) &&
+                                                   !is_prefix(source, AddressFamily::ipv6)));
+    if (whole) {
+        throw std::invalid_argument(std::string("the key keeps ") + field_name(field) +
+                                    " whole: each key has one value of it");
+    }
+    KeySpec spec = *this;
+    spec.distinct_ = field;
+    return spec;
+}
+
 KeySpec KeySpec::parse(std::string_view text) {
+    const std::size_t colon = text.find(':');
+    if (colon != std::string_view::npos) {
+        const std::string_view option = text.substr(colon + 1);
+        constexpr std::string_view prefix = "distinct=";
+        if (option.substr(0, prefix.size()) != prefix) bad_spec(text, "expected KEY:distinct=FIELD");
+        const std::uint8_t field = field_named(option.substr(prefix.size()));
+        if (field == 0) bad_spec(text, "distinct counts one of src, dst, sport, dport or proto");
+        const std::string_view base = text.substr(0, colon);
+        KeySpec key = five_tuple();
+        try {
+            key = parse(base);
+        } catch (const std::invalid_argument& e) {
+            // The message names the whole spec the user wrote, not its key part.
+            std::string message = e.what();
+            const std::string named = "key spec '" + std::string(base) + "': ";
+            if (message.rfind(named, 0) == 0) message = message.substr(named.size());
+            bad_spec(text, message);
+        }
+        try {
+            return key.with_distinct(static_cast<KeyField>(field));
+        } catch (const std::invalid_argument& e) {
+            bad_spec(text, e.what());
+        }
+    }
     if (text == "5tuple") return five_tuple();
     if (text == "pair") return KeySpec(key_src | key_dst);
     if (text == "sport") return KeySpec(key_sport);
@@ -89,6 +151,7 @@ KeySpec KeySpec::parse(std::string_view text) {
 }
 
 std::string KeySpec::name() const {
+    if (distinct_ != 0) return key_only().name() + ":distinct=" + field_name(distinct_);
     if (identity_) return "5tuple";
     const auto address = [&](const char* label, bool source) {
         const std::uint8_t v4 = prefix(source, AddressFamily::ipv4);

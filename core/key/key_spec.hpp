@@ -36,8 +36,9 @@ public:
                      std::uint8_t dst_prefix_v4 = 32, std::uint8_t dst_prefix_v6 = 128);
 
     /// Parses `5tuple`, `src`, `dst`, `pair`, `src/N[,M]`, `dst/N[,M]` (N for
-    /// IPv4, M for IPv6, default 64), `sport`, `dport`, `proto`. Throws
-    /// std::invalid_argument with a message naming the spec.
+    /// IPv4, M for IPv6, default 64), `sport`, `dport`, `proto`, each
+    /// optionally followed by `:distinct=FIELD` (src, dst, sport, dport or
+    /// proto). Throws std::invalid_argument with a message naming the spec.
     static KeySpec parse(std::string_view text);
 
     /// The canonical text of the spec (parse(name()) gives back every spec parse accepts).
@@ -57,6 +58,21 @@ public:
     /// The 5-tuple keeps every byte: apply() is the identity and may be skipped.
     bool is_identity() const noexcept { return identity_; }
 
+    /// The field whose distinct values are counted per key (`dst:distinct=src`),
+    /// or 0 when the spec counts none.
+    std::uint8_t distinct() const noexcept { return distinct_; }
+    bool counts_distinct() const noexcept { return distinct_ != 0; }
+    /// This spec counting the distinct values of `field` per key. Throws
+    /// std::invalid_argument when the key keeps that field whole (each key
+    /// would have one value) or `field` is not one KeyField.
+    KeySpec with_distinct(KeyField field) const;
+    /// The spec without its distinct count: the key alone.
+    KeySpec key_only() const noexcept {
+        KeySpec spec = *this;
+        spec.distinct_ = 0;
+        return spec;
+    }
+
     /// The key with every byte outside the spec zeroed: the key this spec
     /// aggregates the packet under.
     FlowKey apply(const FlowKey& key) const noexcept {
@@ -69,7 +85,7 @@ public:
     friend bool operator==(const KeySpec& a, const KeySpec& b) noexcept {
         return a.fields_ == b.fields_ && a.src_prefix_v4_ == b.src_prefix_v4_ &&
                a.src_prefix_v6_ == b.src_prefix_v6_ && a.dst_prefix_v4_ == b.dst_prefix_v4_ &&
-               a.dst_prefix_v6_ == b.dst_prefix_v6_;
+               a.dst_prefix_v6_ == b.dst_prefix_v6_ && a.distinct_ == b.distinct_;
     }
 
 private:
@@ -83,8 +99,36 @@ private:
     std::uint8_t dst_prefix_v4_;
     std::uint8_t dst_prefix_v6_;
     bool identity_ = false;
+    std::uint8_t distinct_ = 0;
     std::array<Mask, 2> masks_{};  // [0] IPv4 keys, [1] IPv6 keys
 };
 static_assert(sizeof(FlowKey) % sizeof(std::uint64_t) == 0, "a key mask is whole 64-bit words");
+
+/// A 64-bit hash of one field of a packet's key (its whole value: the address
+/// with its family, or the port or protocol number): the item whose distinct
+/// values a spec with distinct() counts. A bijective mix of the field's words
+/// (the finaliser of MurmurHash3), seeded so that probes of one deployment agree.
+inline std::uint64_t field_hash(const FlowKey& key, std::uint8_t field, std::uint64_t seed) noexcept {
+    const auto mix = [](std::uint64_t x) {
+        x ^= x >> 33;
+        x *= 0xff51afd7ed558ccdULL;
+        x ^= x >> 33;
+        x *= 0xc4ceb9fe1a85ec53ULL;
+        x ^= x >> 33;
+        return x;
+    };
+    std::uint64_t a = 0;
+    std::uint64_t b = 0;
+    if (field == key_src || field == key_dst) {
+        const auto& address = field == key_src ? key.src : key.dst;
+        std::memcpy(&a, address.data(), 8);
+        std::memcpy(&b, address.data() + 8, 8);
+        b ^= static_cast<std::uint64_t>(key.family) << 56;
+    } else {
+        a = field == key_sport ? key.src_port : field == key_dport ? key.dst_port : key.protocol;
+        b = field;
+    }
+    return mix(mix(a ^ seed) ^ (b + 0x9e3779b97f4a7c15ULL));
+}
 
 }  // namespace flowsketch::core

@@ -13,10 +13,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/key/key_spec.hpp"
 #include "core/measure/aggregation_cache.hpp"
+#include "core/measure/distinct_counts.hpp"
 #include "core/measure/top_list.hpp"
 #include "core/measure/window_value.hpp"
 #include "core/measure/window.hpp"
@@ -31,6 +33,7 @@ struct AggregationConfig {
     std::uint32_t candidates = 64;  // per window and weight
     std::uint32_t cache_slots = 8192;  // 0 or a power of two (see AggregationCache)
     std::uint64_t hash_seed = 0;
+    DistinctSketchParams distinct;  // used when the spec counts distinct items
 };
 
 class Aggregation {
@@ -43,6 +46,9 @@ public:
 
     const KeySpec& spec() const noexcept { return config_.spec; }
     const CountMinSketch& sketch() const noexcept { return sketch_; }
+    /// The spec's distinct counts (null unless it counts distinct items).
+    DistinctCounts* distinct() noexcept { return distinct_.get(); }
+    const DistinctCounts* distinct() const noexcept { return distinct_.get(); }
 
     void prefetch(const Hash128& hash) const noexcept { cache_.prefetch(hash); }
 
@@ -78,15 +84,26 @@ public:
         return sketch_.total(lane_of(window, weight));
     }
 
-    /// Closes an interval: its lanes and candidates start again from zero.
+    /// The keys whose count changed most from the previous interval to this
+    /// one, at most top_k, largest |change| first: the candidates of both
+    /// intervals (a key whose count changed by c counted at least c in one of
+    /// them) estimated on both intervals' sketches. Empty in the first interval.
+    ChangeList changes(Weight weight, std::uint32_t top_k) const;
+
+    /// Closes an interval: it becomes the previous interval (for changes());
+    /// its lanes and candidates start again from zero.
     void clear_interval() noexcept;
 
     std::size_t memory_bytes() const noexcept;
+    /// The part of memory_bytes() in sketches (this interval's and the run's
+    /// lanes, and the previous interval's).
+    std::size_t sketch_memory_bytes() const noexcept { return sketch_.memory_bytes() + previous_.memory_bytes(); }
     /// What an aggregation of this configuration allocates, before building it.
     struct Footprint {
         std::uint64_t sketch_bytes = 0;
         std::uint64_t candidate_bytes = 0;
         std::uint64_t cache_bytes = 0;    // the cache and the displaced entries' scratch
+        std::uint64_t distinct_bytes = 0;  // the distinct counts' sketches and candidates
     };
     static Footprint footprint(const AggregationConfig& config);
 
@@ -103,6 +120,11 @@ private:
     std::array<HeavyHitterCandidates, window_lanes> candidates_;  // by lane_of(window, weight)
     std::vector<AggregationCache::Entry> displaced_;
     std::vector<std::uint32_t> columns_;  // the displaced entries' columns, depth per entry
+    // The previous interval: its sketch lanes (packets, bytes) and candidates.
+    CountMinSketch previous_;
+    std::array<std::vector<FlowKey>, 2> previous_keys_;
+    bool has_previous_ = false;
+    std::unique_ptr<DistinctCounts> distinct_;
 };
 
 }  // namespace flowsketch::core

@@ -22,6 +22,11 @@ std::uint32_t candidate_capacity(const MeasurementConfig& config) {
     return std::max<std::uint32_t>(4 * config.top_k, 64);
 }
 
+bool counts_distinct(const MeasurementConfig& config) {
+    return std::any_of(config.extra_keys.begin(), config.extra_keys.end(),
+                       [](const KeySpec& spec) { return spec.counts_distinct(); });
+}
+
 }  // namespace
 
 std::vector<AggregationConfig> FlowMeasurement::aggregation_configs(const MeasurementConfig& config) {
@@ -33,6 +38,7 @@ std::vector<AggregationConfig> FlowMeasurement::aggregation_configs(const Measur
         aggregation.candidates = candidate_capacity(config);
         aggregation.cache_slots = config.aggregation_slots;
         aggregation.hash_seed = config.hash_seed;
+        aggregation.distinct = config.distinct;
         configs.push_back(aggregation);
     }
     return configs;
@@ -52,6 +58,10 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config) : config_(conf
         masked_.resize(chunk_packets);
         masked_hashes_.resize(chunk_packets);
     }
+    if (counts_distinct(config)) {
+        interval_totals_ = std::make_unique<DistinctTotalsSketch>();
+        closed_totals_ = std::make_unique<DistinctTotalsSketch>();
+    }
 }
 
 void FlowMeasurement::add(const PacketRecord& packet) noexcept {
@@ -68,7 +78,7 @@ void FlowMeasurement::flush_pending() noexcept {
 // lifecycle has refreshed in the current generation (see update_generation).
 void FlowMeasurement::update_hashed(const PacketRecord* packets, const Hash128* hashes,
                                     std::size_t n) noexcept {
-    update_extra_keys(packets, n);
+    update_extra_keys(packets, hashes, n);
     if (lifecycle_) {
         std::size_t begin = 0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -87,7 +97,10 @@ void FlowMeasurement::update_hashed(const PacketRecord* packets, const Hash128* 
 
 // The extra key specs see the same packets in the same order, each keyed by
 // its own mask and hashed once; they play no part in the lifecycle.
-void FlowMeasurement::update_extra_keys(const PacketRecord* packets, std::size_t n) noexcept {
+void FlowMeasurement::update_extra_keys(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept {
+    if (interval_totals_) {
+        for (std::size_t i = 0; i < n; ++i) interval_totals_->add(hashes[i], packets[i].key, config_.hash_seed);
+    }
     for (std::size_t a = 1; a < aggregations_.size(); ++a) {
         Aggregation& aggregation = aggregations_[a];
         for (std::size_t i = 0; i < n; ++i) masked_[i] = aggregation.spec().apply(packets[i].key);
@@ -98,6 +111,9 @@ void FlowMeasurement::update_extra_keys(const PacketRecord* packets, std::size_t
             aggregation.add(masked_[i], masked_hashes_[i], packets[i].wire_length, displaced);
         }
         aggregation.flush_displaced(displaced);
+        if (DistinctCounts* distinct = aggregation.distinct()) {
+            for (std::size_t i = 0; i < n; ++i) distinct->add(masked_[i], masked_hashes_[i], packets[i].key);
+        }
     }
 }
 
@@ -211,9 +227,36 @@ WindowSummary FlowMeasurement::summary(Window window) {
     summary.bytes = flows.total(window, Weight::bytes);
     summary.top_packets = flows.top(window, Weight::packets, config_.top_k);
     summary.top_bytes = flows.top(window, Weight::bytes, config_.top_k);
+    const bool interval = window == Window::interval;
+    if (interval) {
+        summary.changes_packets = flows.changes(Weight::packets, config_.top_k);
+        summary.changes_bytes = flows.changes(Weight::bytes, config_.top_k);
+    }
     for (std::size_t a = 1; a < aggregations_.size(); ++a) {
-        summary.keys.push_back(KeyTops{aggregations_[a].top(window, Weight::packets, config_.top_k),
-                                       aggregations_[a].top(window, Weight::bytes, config_.top_k)});
+        const Aggregation& aggregation = aggregations_[a];
+        KeyTops key;
+        key.top_packets = aggregation.top(window, Weight::packets, config_.top_k);
+        key.top_bytes = aggregation.top(window, Weight::bytes, config_.top_k);
+        key.memory_bytes = sizeof(Aggregation) + aggregation.memory_bytes();
+        if (interval) {
+            key.changes_packets = aggregation.changes(Weight::packets, config_.top_k);
+            key.changes_bytes = aggregation.changes(Weight::bytes, config_.top_k);
+        }
+        if (DistinctCounts* distinct = aggregations_[a].distinct()) {
+            const DistinctSketch& sketch = distinct->sketch(window);
+            key.distinct_packets = distinct_counts(key.top_packets, sketch, aggregation.sketch(), lane_of(window, Weight::packets), config_.hash_seed);
+            key.distinct_bytes = distinct_counts(key.top_bytes, sketch, aggregation.sketch(), lane_of(window, Weight::packets), config_.hash_seed);
+            const std::vector<FlowKey> keys = distinct->candidate_keys(window);
+            key.has_distinct = true;
+            key.top_distinct = rank_by_distinct(aggregation.sketch(), lane_of(window, Weight::packets), keys, sketch,
+                                                aggregation.spec(), config_.top_k, config_.hash_seed);
+            key.distinct_pairs = sketch.total();
+        }
+        summary.keys.push_back(std::move(key));
+    }
+    if (interval_totals_) {
+        summary.has_distinct_totals = true;
+        summary.distinct_totals = distinct_totals(window).totals();
     }
     if (lifecycle_) {
         summary.has_flows = true;
@@ -228,7 +271,20 @@ WindowValue FlowMeasurement::window_value(Window window) {
     value.window = window;
     value.top_k = config_.top_k;
     value.hash_seed = config_.hash_seed;
-    for (const Aggregation& aggregation : aggregations_) value.keys.push_back(aggregation.window_part(window));
+    for (Aggregation& aggregation : aggregations_) {
+        value.keys.push_back(aggregation.window_part(window));
+        if (DistinctCounts* distinct = aggregation.distinct()) {
+            value.keys.back().distinct = distinct->sketch(window);
+            value.keys.back().distinct_candidates = distinct->candidate_keys(window);
+        }
+    }
+    if (interval_totals_) {
+        const DistinctTotalsSketch totals = distinct_totals(window);
+        for (std::size_t i = 0; i < 3; ++i) {
+            const HyperLogLog& counter = i == 0 ? totals.flows() : i == 1 ? totals.sources() : totals.destinations();
+            value.distinct_totals.emplace_back(counter.register_values().begin(), counter.register_values().end());
+        }
+    }
     if (lifecycle_) {
         value.has_flows = true;
         value.flows = flow_counts(window);
@@ -250,6 +306,16 @@ void FlowMeasurement::start_new_interval() noexcept {
         lifecycle_->start_new_interval();
     }
     for (Aggregation& aggregation : aggregations_) aggregation.clear_interval();
+    if (interval_totals_) {
+        closed_totals_->merge(*interval_totals_);
+        interval_totals_->clear();
+    }
+}
+
+DistinctTotalsSketch FlowMeasurement::distinct_totals(Window window) const {
+    DistinctTotalsSketch totals = *interval_totals_;
+    if (window == Window::run) totals.merge(*closed_totals_);
+    return totals;
 }
 
 FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& config) {
@@ -257,20 +323,29 @@ FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& c
     if (config.track_flows) f.lifecycle_bytes = FlowLifecycle::planned_bytes(config.lifecycle);
     f.fixed_bytes = sizeof(FlowMeasurement) + chunk_packets * (sizeof(Hash128) + sizeof(std::uint32_t));
     if (!config.extra_keys.empty()) f.fixed_bytes += chunk_packets * (sizeof(FlowKey) + sizeof(Hash128));
+    if (counts_distinct(config)) f.distinct_bytes += 2 * DistinctTotalsSketch::planned_bytes();
     for (const AggregationConfig& aggregation : aggregation_configs(config)) {
         const Aggregation::Footprint part = Aggregation::footprint(aggregation);
         f.sketch_bytes += part.sketch_bytes;
         f.candidate_bytes += part.candidate_bytes;
+        f.distinct_bytes += part.distinct_bytes;
         f.fixed_bytes += sizeof(Aggregation) + part.cache_bytes;
     }
     return f;
+}
+
+std::size_t FlowMeasurement::sketch_memory_bytes() const noexcept {
+    std::size_t bytes = 0;
+    for (const Aggregation& aggregation : aggregations_) bytes += aggregation.sketch_memory_bytes();
+    return bytes;
 }
 
 std::size_t FlowMeasurement::memory_bytes() const noexcept {
     std::size_t bytes = sizeof(*this) + chunk_.hashes.capacity() * sizeof(Hash128) +
                         observed_.capacity() * sizeof(std::uint32_t) + masked_.capacity() * sizeof(FlowKey) +
                         masked_hashes_.capacity() * sizeof(Hash128) +
-                        (lifecycle_ ? lifecycle_->memory_bytes() : 0);
+                        (lifecycle_ ? lifecycle_->memory_bytes() : 0) +
+                        (interval_totals_ ? interval_totals_->memory_bytes() + closed_totals_->memory_bytes() : 0);
     for (const Aggregation& aggregation : aggregations_) bytes += sizeof(Aggregation) + aggregation.memory_bytes();
     return bytes;
 }

@@ -13,6 +13,7 @@
 #include "core/key/key_spec.hpp"
 #include "core/lifecycle/flow_lifecycle.hpp"
 #include "core/measure/aggregation.hpp"
+#include "core/measure/distinct_totals.hpp"
 #include "core/measure/packet_record.hpp"
 #include "core/measure/top_list.hpp"
 #include "core/measure/window.hpp"
@@ -30,6 +31,9 @@ struct MeasurementConfig {
     /// cache and candidates (the 5-tuple is always measured: it drives the
     /// flow lifecycle and the reports' main lists).
     std::vector<KeySpec> extra_keys;
+    /// The distinct sketches' dimensions, for the extra keys that count
+    /// distinct items (`dst:distinct=src`).
+    DistinctSketchParams distinct;
     bool track_flows = true;                 // the flow lifecycle (new/active/expired/ended)
     /// Keys whose packets are summed before they reach the sketches (see
     /// AggregationCache; a power of two, 0 = off). 8192 × 64 B stays in L2.
@@ -93,6 +97,8 @@ public:
     const CountMinSketch& sketch() const noexcept { return five_tuple().sketch(); }
     const MeasurementConfig& config() const noexcept { return config_; }
     std::size_t memory_bytes() const noexcept;
+    /// The part of memory_bytes() in Count-Min sketches, every key spec's.
+    std::size_t sketch_memory_bytes() const noexcept;
 
     /// The state whose size the parameters choose, before anything is
     /// allocated: a command line can refuse a size asked for by mistake (a
@@ -101,11 +107,12 @@ public:
         std::uint64_t sketch_bytes = 0;     // Count-Min counters, every key spec and lane
         std::uint64_t lifecycle_bytes = 0;  // seen and ended filters, recent-flow table
         std::uint64_t candidate_bytes = 0;  // heavy-hitter candidates of every key spec
+        std::uint64_t distinct_bytes = 0;   // distinct sketches, their candidates and the totals' counters
         /// The rest of memory_bytes(), which no option sizes: the aggregation
         /// caches, the batch scratch and the objects themselves.
         std::uint64_t fixed_bytes = 0;
         std::uint64_t total() const noexcept {
-            return sketch_bytes + lifecycle_bytes + candidate_bytes + fixed_bytes;
+            return sketch_bytes + lifecycle_bytes + candidate_bytes + distinct_bytes + fixed_bytes;
         }
     };
     /// Throws std::invalid_argument on bad parameters (as the constructor).
@@ -115,9 +122,10 @@ private:
     const Aggregation& five_tuple() const noexcept { return aggregations_.front(); }
     void update_hashed(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
     void update_generation(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
-    void update_extra_keys(const PacketRecord* packets, std::size_t n) noexcept;
+    void update_extra_keys(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
     static std::vector<AggregationConfig> aggregation_configs(const MeasurementConfig& config);
     FlowCounts flow_counts(Window window) const;
+    DistinctTotalsSketch distinct_totals(Window window) const;
 
     MeasurementConfig config_;
     std::vector<Aggregation> aggregations_;  // [0] the 5-tuple
@@ -129,6 +137,10 @@ private:
     std::vector<Hash128> masked_hashes_;
     std::vector<std::uint32_t> observed_;
     bool vector_hash_ = false;  // keys hashed eight at a time (simd::level() avx512 at construction)
+    // Distinct flows, sources and destinations (when a spec counts distinct
+    // items): the open interval's, and the closed intervals' merged.
+    std::unique_ptr<DistinctTotalsSketch> interval_totals_;
+    std::unique_ptr<DistinctTotalsSketch> closed_totals_;
     FlowCounts closed_intervals_flows_;  // run sums over closed intervals
     double closed_expired_variance_ = 0;
 };

@@ -6,12 +6,13 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "core/measure/distinct_totals.hpp"
 #include "core/sketch/serialization.hpp"
 
 namespace flowsketch::core {
 namespace {
 
-constexpr std::uint32_t window_value_version = 1;
+constexpr std::uint32_t window_value_version = 2;
 // Bounds on what a serialised value may announce, checked before allocating.
 constexpr std::uint32_t max_keys = 64;
 constexpr std::uint32_t max_named = 1024;
@@ -77,8 +78,26 @@ WindowSummary WindowValue::summary() const {
             summary.top_packets = std::move(by_packets);
             summary.top_bytes = std::move(by_bytes);
         } else {
-            summary.keys.push_back(KeyTops{std::move(by_packets), std::move(by_bytes)});
+            KeyTops key;
+            key.top_packets = std::move(by_packets);
+            key.top_bytes = std::move(by_bytes);
+            if (keys[k].distinct) {
+                const DistinctSketch& distinct = *keys[k].distinct;
+                key.distinct_packets = distinct_counts(key.top_packets, distinct, keys[k].sketch, 0, hash_seed);
+                key.distinct_bytes = distinct_counts(key.top_bytes, distinct, keys[k].sketch, 0, hash_seed);
+                key.has_distinct = true;
+                key.top_distinct = rank_by_distinct(keys[k].sketch, 0, keys[k].distinct_candidates, distinct,
+                                                    keys[k].spec, top_k, hash_seed);
+                key.distinct_pairs = distinct.total();
+            }
+            summary.keys.push_back(std::move(key));
         }
+    }
+    if (distinct_totals.size() == 3) {
+        DistinctTotalsSketch totals;
+        for (std::size_t i = 0; i < 3; ++i) totals.counter(i).assign(distinct_totals[i]);
+        summary.has_distinct_totals = true;
+        summary.distinct_totals = totals.totals();
     }
     summary.has_flows = has_flows;
     summary.flows = flows;
@@ -97,6 +116,24 @@ void WindowValue::merge(const WindowValue& other) {
         keys[k].sketch.merge(other.keys[k].sketch);  // throws on other dimensions or schemes
         for (std::size_t w = 0; w < 2; ++w) {
             keys[k].candidates[w] = united(keys[k].candidates[w], other.keys[k].candidates[w]);
+        }
+        if (keys[k].distinct.has_value() != other.keys[k].distinct.has_value()) {
+            throw std::invalid_argument("window values of different distinct counts");
+        }
+        if (keys[k].distinct) {
+            keys[k].distinct->merge(*other.keys[k].distinct);  // throws on other dimensions
+            keys[k].distinct_candidates = united(keys[k].distinct_candidates, other.keys[k].distinct_candidates);
+        }
+    }
+    if (distinct_totals.size() != other.distinct_totals.size()) {
+        throw std::invalid_argument("window values of different distinct totals");
+    }
+    for (std::size_t i = 0; i < distinct_totals.size(); ++i) {
+        if (distinct_totals[i].size() != other.distinct_totals[i].size()) {
+            throw std::invalid_argument("window values of different distinct totals");
+        }
+        for (std::size_t r = 0; r < distinct_totals[i].size(); ++r) {
+            distinct_totals[i][r] = std::max(distinct_totals[i][r], other.distinct_totals[i][r]);
         }
     }
     start_ns = std::min(start_ns, other.start_ns);
@@ -164,6 +201,7 @@ std::vector<std::uint8_t> WindowValue::serialize() const {
         out.u8(key.spec.prefix(true, AddressFamily::ipv6));
         out.u8(key.spec.prefix(false, AddressFamily::ipv4));
         out.u8(key.spec.prefix(false, AddressFamily::ipv6));
+        out.u8(key.spec.distinct());
         const std::vector<std::uint8_t> sketch = core::serialize(key.sketch);
         out.u64(key.sketch.params().seed);
         out.u64(sketch.size());
@@ -175,6 +213,26 @@ std::vector<std::uint8_t> WindowValue::serialize() const {
                 out.bytes().insert(out.bytes().end(), bytes.begin(), bytes.end());
             }
         }
+        if (key.spec.counts_distinct()) {
+            const DistinctSketchParams& params = key.distinct->params();
+            out.u32(params.width);
+            out.u32(params.depth);
+            out.u32(params.register_bits);
+            write_double(out, params.epsilon);
+            const std::vector<std::uint8_t> registers = key.distinct->register_bytes();
+            out.u64(registers.size());
+            out.bytes().insert(out.bytes().end(), registers.begin(), registers.end());
+            out.u32(static_cast<std::uint32_t>(key.distinct_candidates.size()));
+            for (const FlowKey& candidate : key.distinct_candidates) {
+                const auto bytes = std::bit_cast<std::array<std::uint8_t, sizeof(FlowKey)>>(candidate);
+                out.bytes().insert(out.bytes().end(), bytes.begin(), bytes.end());
+            }
+        }
+    }
+    out.u32(static_cast<std::uint32_t>(distinct_totals.size()));
+    for (const std::vector<std::uint8_t>& registers : distinct_totals) {
+        out.u32(static_cast<std::uint32_t>(registers.size()));
+        out.bytes().insert(out.bytes().end(), registers.begin(), registers.end());
     }
     if (has_flows) {
         out.u64(flows.new_flows);
@@ -222,9 +280,11 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
         const std::uint8_t fields = in.u8("key fields");
         std::array<std::uint8_t, 4> prefixes{};
         for (std::uint8_t& prefix : prefixes) prefix = in.u8("key prefix");
+        const std::uint8_t distinct_field = in.u8("distinct field");
         KeySpec spec = KeySpec::five_tuple();
         try {
             spec = KeySpec(fields, prefixes[0], prefixes[1], prefixes[2], prefixes[3]);
+            if (distinct_field != 0) spec = spec.with_distinct(static_cast<KeyField>(distinct_field));
         } catch (const std::invalid_argument& e) {
             throw FormatError(std::string("window value: ") + e.what());
         }
@@ -233,7 +293,7 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
         if (sketch_size > in.remaining()) throw FormatError("window value: sketch longer than the value");
         std::vector<std::uint8_t> sketch_bytes(static_cast<std::size_t>(sketch_size));
         for (std::uint8_t& byte : sketch_bytes) byte = in.u8("sketch");
-        KeyWindow key{spec, deserialize_count_min(sketch_bytes, sketch_seed), {}};
+        KeyWindow key{spec, deserialize_count_min(sketch_bytes, sketch_seed), {}, {}, {}};
         if (key.sketch.params().lanes != 2) throw FormatError("window value: a key's sketch must have 2 lanes");
         for (std::vector<FlowKey>& candidates : key.candidates) {
             const std::uint32_t count = in.u32("candidates");
@@ -246,7 +306,51 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
                 candidates.push_back(std::bit_cast<FlowKey>(raw));
             }
         }
+        if (spec.counts_distinct()) {
+            DistinctSketchParams params;
+            params.width = in.u32("distinct width");
+            params.depth = in.u32("distinct depth");
+            params.register_bits = in.u32("distinct register bits");
+            params.epsilon = read_double(in, "distinct epsilon");
+            try {
+                key.distinct.emplace(params);
+            } catch (const std::invalid_argument& e) {
+                throw FormatError(std::string("window value: ") + e.what());
+            }
+            const std::uint64_t size = in.u64("distinct registers");
+            if (size > in.remaining()) throw FormatError("window value: more distinct registers than bytes");
+            std::vector<std::uint8_t> registers(static_cast<std::size_t>(size));
+            for (std::uint8_t& byte : registers) byte = in.u8("distinct register");
+            try {
+                key.distinct->assign_registers(registers);
+            } catch (const std::invalid_argument& e) {
+                throw FormatError(std::string("window value: ") + e.what());
+            }
+            const std::uint32_t count = in.u32("distinct candidates");
+            if (std::uint64_t{count} * sizeof(FlowKey) > in.remaining()) {
+                throw FormatError("window value: more candidates than bytes");
+            }
+            for (std::uint32_t i = 0; i < count; ++i) {
+                std::array<std::uint8_t, sizeof(FlowKey)> raw;
+                for (std::uint8_t& byte : raw) byte = in.u8("candidate");
+                key.distinct_candidates.push_back(std::bit_cast<FlowKey>(raw));
+            }
+        }
         value.keys.push_back(std::move(key));
+    }
+    const std::uint32_t totals = in.u32("distinct totals");
+    if (totals != 0 && totals != 3) throw FormatError("window value: distinct totals are 0 or 3 counters");
+    for (std::uint32_t i = 0; i < totals; ++i) {
+        const std::uint32_t size = in.u32("distinct total registers");
+        if (size != (1u << DistinctTotalsSketch::register_bits)) {
+            throw FormatError("window value: a distinct total of another size");
+        }
+        std::vector<std::uint8_t> registers(size);
+        for (std::uint8_t& byte : registers) byte = in.u8("distinct total register");
+        if (std::any_of(registers.begin(), registers.end(), [](std::uint8_t r) { return r > hll::max_rank; })) {
+            throw FormatError("window value: a register above the highest rank");
+        }
+        value.distinct_totals.push_back(std::move(registers));
     }
     if (value.has_flows) {
         FlowCounts& f = value.flows;

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "core/measure/top_list.hpp"
 #include "core/measure/window.hpp"
 #include "core/sketch/count_min.hpp"
+#include "core/sketch/distinct_sketch.hpp"
 
 namespace flowsketch::core {
 
@@ -25,6 +27,25 @@ namespace flowsketch::core {
 struct KeyTops {
     TopList top_packets;
     TopList top_bytes;
+    std::uint64_t memory_bytes = 0;  // the key spec's state: sketch, cache, candidates
+    /// Interval windows: the keys that changed most since the previous interval.
+    ChangeList changes_packets;
+    ChangeList changes_bytes;
+    /// Specs that count distinct items: the keys with the most, and the
+    /// distinct (key, item) pairs of the window in all.
+    bool has_distinct = false;
+    std::vector<DistinctBounds> distinct_packets;  // row by row of top_packets
+    std::vector<DistinctBounds> distinct_bytes;    // row by row of top_bytes
+    DistinctTopList top_distinct;
+    DistinctBounds distinct_pairs;
+};
+
+/// Distinct flows, sources and destinations of a window, with their bounds
+/// (counted when some key spec counts distinct items).
+struct DistinctTotals {
+    DistinctBounds flows;
+    DistinctBounds sources;
+    DistinctBounds destinations;
 };
 
 /// What a window measured, ranked: the form reports are rendered from.
@@ -33,7 +54,12 @@ struct WindowSummary {
     std::uint64_t bytes = 0;
     TopList top_packets;  // the 5-tuple's, largest first
     TopList top_bytes;
+    /// Interval windows: the 5-tuples that changed most since the previous interval.
+    ChangeList changes_packets;
+    ChangeList changes_bytes;
     std::vector<KeyTops> keys;  // one per extra key spec, in order
+    bool has_distinct_totals = false;
+    DistinctTotals distinct_totals;
     bool has_flows = false;     // the lifecycle is tracked
     /// The lifecycle's answers with their bounds. For the whole run, counts
     /// are summed over intervals and active is as of now.
@@ -46,6 +72,10 @@ struct KeyWindow {
     CountMinSketch sketch;  // lanes: the window's packets, bytes
     /// Keys (under spec) that may be heavy, by weight (packets, bytes).
     std::array<std::vector<FlowKey>, 2> candidates;
+    /// Specs that count distinct items: the window's distinct sketch and the
+    /// keys that may have the most.
+    std::optional<DistinctSketch> distinct;
+    std::vector<FlowKey> distinct_candidates;
 
     /// The heaviest candidates by weight, at most top_k, estimated on the
     /// sketch (keys sharing every cell flagged, their lower bound 0).
@@ -82,6 +112,9 @@ struct WindowValue {
     std::vector<NamedCount> skipped;       // frames not keyed, by reason
     std::vector<InterfaceCounts> interfaces;
     std::vector<KeyWindow> keys;  // [0] the 5-tuple, then the extra key specs
+    /// Distinct flows, sources and destinations (when a spec counts distinct
+    /// items): three HyperLogLog counters' registers, in that order.
+    std::vector<std::vector<std::uint8_t>> distinct_totals;
     bool has_flows = false;
     FlowCounts flows;
 

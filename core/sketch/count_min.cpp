@@ -426,13 +426,22 @@ CountMinSketch CountMinSketch::lanes_of(std::uint32_t first, std::uint32_t count
     CountMinParams params = params_;
     params.lanes = count;
     CountMinSketch part(params);
-    const std::uint32_t lanes = params_.lanes;
-    std::uint64_t* out = part.counters_.data();
-    for (std::size_t cell = 0; cell < counters_.size(); cell += lanes) {
-        for (std::uint32_t lane = first; lane < first + count; ++lane) *out++ = counters_[cell + lane];
-    }
-    for (std::uint32_t lane = 0; lane < count; ++lane) part.totals_[lane] = totals_[first + lane];
+    copy_lanes_to(first, count, part);
     return part;
+}
+
+void CountMinSketch::copy_lanes_to(std::uint32_t first, std::uint32_t count, CountMinSketch& out) const {
+    CountMinParams expected = params_;
+    expected.lanes = count;
+    if (first + count > params_.lanes || !(out.params_ == expected)) {
+        throw std::invalid_argument("Count-Min lanes copied into a sketch of other parameters");
+    }
+    const std::uint32_t lanes = params_.lanes;
+    std::uint64_t* to = out.counters_.data();
+    for (std::size_t cell = 0; cell < counters_.size(); cell += lanes) {
+        for (std::uint32_t lane = first; lane < first + count; ++lane) *to++ = counters_[cell + lane];
+    }
+    for (std::uint32_t lane = 0; lane < count; ++lane) out.totals_[lane] = totals_[first + lane];
 }
 
 // One pass over the counters however many lanes: a report interval clears two

@@ -161,6 +161,9 @@ public:
     /// A sketch of lanes first .. first + count − 1 alone (same dimensions,
     /// scheme and seed): every estimate and bound of those lanes is the same.
     CountMinSketch lanes_of(std::uint32_t first, std::uint32_t count) const;
+    /// lanes_of() into `out`, which has those lanes' parameters already (its
+    /// storage is reused: no allocation). Throws std::invalid_argument otherwise.
+    void copy_lanes_to(std::uint32_t first, std::uint32_t count, CountMinSketch& out) const;
 
     /// Zeroes lanes first .. first + count − 1 (counters and totals), in one
     /// pass over the counters.

@@ -46,30 +46,72 @@ void append_number(Out out, double value) {
     }
 }
 
-void append_rows(Out out, const core::TopList& list) {
-    *out++ = '[';
-    bool first = true;
-    for (const auto& row : list) {
-        if (!first) *out++ = ',';
-        first = false;
-        *out++ = '{';
-        for (const KeyFieldText& field : key_fields(row.key, list.spec)) {
-            if (field.numeric) {
-                fmt::format_to(out, "\"{}\":{},", field.name, field.text);
-            } else {
-                fmt::format_to(out, "\"{}\":", field.name);
-                append_json_string(out, field.text);
-                *out++ = ',';
-            }
+void append_key_fields(Out out, const core::FlowKey& key, const core::KeySpec& spec) {
+    for (const KeyFieldText& field : key_fields(key, spec)) {
+        if (field.numeric) {
+            fmt::format_to(out, "\"{}\":{},", field.name, field.text);
+        } else {
+            fmt::format_to(out, "\"{}\":", field.name);
+            append_json_string(out, field.text);
+            *out++ = ',';
         }
-        fmt::format_to(out, "\"estimate\":{},\"lower\":{},\"shares_cells\":{}}}", row.estimate, row.lower,
+    }
+}
+
+// `"NAME":E,"NAME_lower":L,"NAME_upper":U`: a distinct count as the integer a
+// reader wants, its bounds rounded outwards (they stay bounds).
+void append_distinct(Out out, std::string_view name, const core::DistinctBounds& bounds) {
+    fmt::format_to(out, "\"{}\":{:.0f},\"{}_lower\":{:.0f},\"{}_upper\":", name, bounds.estimate, name,
+                   std::floor(bounds.lower), name);
+    append_number(out, std::ceil(bounds.upper));
+}
+
+// `"estimate":E,"lower":L,"upper":U` of a total, rounded as append_distinct.
+void append_bounds(Out out, const core::DistinctBounds& bounds) {
+    fmt::format_to(out, "\"estimate\":{:.0f},\"lower\":{:.0f},\"upper\":", bounds.estimate, std::floor(bounds.lower));
+    append_number(out, std::ceil(bounds.upper));
+}
+
+// `distinct`: the rows' distinct counts (specs that count them), or null.
+void append_rows(Out out, const core::TopList& list, const std::vector<core::DistinctBounds>* distinct = nullptr) {
+    *out++ = '[';
+    for (std::size_t r = 0; r < list.size(); ++r) {
+        const core::HeavyHitter& row = list[r];
+        if (r != 0) *out++ = ',';
+        *out++ = '{';
+        append_key_fields(out, row.key, list.spec);
+        fmt::format_to(out, "\"estimate\":{},\"lower\":{},\"shares_cells\":{}", row.estimate, row.lower,
                        row.shares_cells);
+        if (distinct != nullptr) {
+            *out++ = ',';
+            append_distinct(out, "distinct", (*distinct)[r]);
+        }
+        *out++ = '}';
     }
     *out++ = ']';
 }
 
+// `,"changes":[...],"changes_bytes":[...]` of an interval report.
+void append_changes(Out out, const core::ChangeList& by_packets, const core::ChangeList& by_bytes) {
+    for (const core::ChangeList* list : {&by_packets, &by_bytes}) {
+        fmt::format_to(out, ",\"{}\":[", list == &by_packets ? "changes" : "changes_bytes");
+        bool first = true;
+        for (const core::KeyChange& row : *list) {
+            if (!first) *out++ = ',';
+            first = false;
+            *out++ = '{';
+            append_key_fields(out, row.key, list->spec);
+            fmt::format_to(out, "\"previous\":{},\"current\":{},\"change\":{},\"bound\":", row.previous, row.current,
+                           row.change);
+            append_number(out, list->bound);
+            *out++ = '}';
+        }
+        *out++ = ']';
+    }
+}
+
 // The extra key specs' lists, one entry each; absent without --key.
-void append_keys(Out out, const std::vector<core::KeyTops>& keys) {
+void append_keys(Out out, const std::vector<core::KeyTops>& keys, bool interval) {
     if (keys.empty()) return;
     fmt::format_to(out, ",\"keys\":[");
     bool first = true;
@@ -79,10 +121,18 @@ void append_keys(Out out, const std::vector<core::KeyTops>& keys) {
         fmt::format_to(out, "{{\"spec\":");
         append_json_string(out, key.top_packets.spec.name());
         fmt::format_to(out, ",\"top_packets\":");
-        append_rows(out, key.top_packets);
+        append_rows(out, key.top_packets, key.has_distinct ? &key.distinct_packets : nullptr);
         fmt::format_to(out, ",\"top_bytes\":");
-        append_rows(out, key.top_bytes);
-        *out++ = '}';
+        append_rows(out, key.top_bytes, key.has_distinct ? &key.distinct_bytes : nullptr);
+        if (interval) append_changes(out, key.changes_packets, key.changes_bytes);
+        if (key.has_distinct) {
+            fmt::format_to(out, ",\"top_distinct\":");
+            append_rows(out, key.top_distinct.list, &key.top_distinct.distinct);
+            fmt::format_to(out, ",\"distinct_pairs\":{{");
+            append_bounds(out, key.distinct_pairs);
+            *out++ = '}';
+        }
+        fmt::format_to(out, ",\"memory_bytes\":{}}}", key.memory_bytes);
     }
     *out++ = ']';
 }
@@ -115,7 +165,24 @@ std::string to_json(const Report& report) {
     append_rows(out, report.top_packets);
     fmt::format_to(out, ",\"top_bytes\":");
     append_rows(out, report.top_bytes);
-    append_keys(out, report.keys);
+    const bool interval = report.kind == ReportKind::interval;
+    if (interval) append_changes(out, report.changes_packets, report.changes_bytes);
+    append_keys(out, report.keys, interval);
+    if (report.has_distinct_totals) {
+        fmt::format_to(out, ",\"distinct\":{{");
+        const std::pair<const char*, const core::DistinctBounds*> totals[] = {
+            {"flows", &report.distinct_totals.flows},
+            {"sources", &report.distinct_totals.sources},
+            {"destinations", &report.distinct_totals.destinations}};
+        bool first_total = true;
+        for (const auto& [name, bounds] : totals) {
+            fmt::format_to(out, "{}\"{}\":{{", first_total ? "" : ",", name);
+            first_total = false;
+            append_bounds(out, *bounds);
+            *out++ = '}';
+        }
+        *out++ = '}';
+    }
     if (report.has_flows) {
         const core::FlowCounts& f = report.flows.counts;
         fmt::format_to(out, ",\"flows\":{{\"new\":{},\"active\":", f.new_flows);

@@ -7,6 +7,7 @@
 #include <ctime>
 #include <iterator>
 #include <string>
+#include <vector>
 
 #include "reports/format_registry.hpp"
 #include "reports/formats/text.hpp"
@@ -65,6 +66,93 @@ void append_table(std::string& text, const char* title, const char* unit,
     }
 }
 
+// An upper bound as a reader wants it: an integer, rounded up, or "∞".
+std::string bounded_text(double upper) {
+    if (!std::isfinite(upper)) return "∞";
+    return with_separators(static_cast<std::uint64_t>(std::ceil(upper)));
+}
+
+// An extra key spec's list: one column per field the spec keeps.
+// `distinct`: the rows' distinct counts (specs that count them), or null;
+// `by_distinct`: the list is ranked by them, not by `title`'s weight.
+void append_key_table(std::string& text, const char* title, const core::TopList& list, double epsilon,
+                      const std::vector<core::DistinctBounds>* distinct = nullptr, bool by_distinct = false) {
+    auto out = std::back_inserter(text);
+    if (by_distinct) {
+        fmt::format_to(out, "\n  Top {} by {}\n", list.spec.name(), title);
+    } else {
+        fmt::format_to(out, "\n  Top {} by {} (N = {}, ε·N = {:.1f})\n", list.spec.name(), title,
+                       with_separators(list.total), epsilon * static_cast<double>(list.total));
+    }
+    if (list.empty()) {
+        fmt::format_to(out, "    (none)\n");
+        return;
+    }
+    std::vector<std::vector<KeyFieldText>> rows;
+    for (const auto& row : list) {
+        rows.push_back(key_fields(row.key, list.spec));
+        for (KeyFieldText& field : rows.back()) {
+            if (field.name == "proto") field.text = protocol_name(row.key.protocol);
+        }
+    }
+    std::vector<std::size_t> widths;
+    for (const KeyFieldText& field : rows.front()) widths.push_back(std::max<std::size_t>(field.name.size(), 5));
+    for (const auto& fields : rows) {
+        for (std::size_t f = 0; f < fields.size(); ++f) widths[f] = std::max(widths[f], fields[f].text.size());
+    }
+    fmt::format_to(out, "    {:>3}", "#");
+    for (std::size_t f = 0; f < widths.size(); ++f) fmt::format_to(out, "  {:<{}}", rows.front()[f].name, widths[f]);
+    fmt::format_to(out, "  {:>15}  {:>15}  {:>6}", by_distinct ? "packets" : title, "lower bound", "share");
+    if (distinct != nullptr) fmt::format_to(out, "  {:>10}  {:>21}", "distinct", "bounds");
+    *out++ = '\n';
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        const core::HeavyHitter& row = list[r];
+        const double share =
+            list.total == 0 ? 0.0 : 100.0 * static_cast<double>(row.estimate) / static_cast<double>(list.total);
+        fmt::format_to(out, "    {:>3}", r + 1);
+        for (std::size_t f = 0; f < widths.size(); ++f) fmt::format_to(out, "  {:<{}}", rows[r][f].text, widths[f]);
+        fmt::format_to(out, "  {:>15}  {:>15}  {:>5.1f}%", with_separators(row.estimate), with_separators(row.lower),
+                       share);
+        if (distinct != nullptr) {
+            const core::DistinctBounds& d = (*distinct)[r];
+            const std::string bounds =
+                fmt::format("[{}, {}]", with_separators(static_cast<std::uint64_t>(std::floor(d.lower))),
+                            bounded_text(d.upper));
+            fmt::format_to(out, "  {:>10}  {:>21}",
+                           with_separators(static_cast<std::uint64_t>(std::llround(d.estimate))), bounds);
+        }
+        *out++ = '\n';
+        if (row.shares_cells) {
+            fmt::format_to(out, "         ^ shares every sketch cell with another key listed: estimate bounds their sum\n");
+        }
+    }
+}
+
+// "What changed": the keys whose count moved most since the previous
+// interval, with the bound on each change.
+void append_changes(std::string& text, const char* unit, const core::ChangeList& list) {
+    if (!list.has_previous) return;
+    auto out = std::back_inserter(text);
+    fmt::format_to(out, "\n  What changed by {} ({}; previous interval N = {}, this one {}; each change ± {:.1f})\n",
+                   unit, list.spec.name(), with_separators(list.previous_total), with_separators(list.current_total),
+                   list.bound);
+    if (list.empty()) {
+        fmt::format_to(out, "    (nothing)\n");
+        return;
+    }
+    for (const core::KeyChange& row : list) {
+        std::string key;
+        for (KeyFieldText& field : key_fields(row.key, list.spec)) {
+            if (field.name == "proto") field.text = protocol_name(row.key.protocol);
+            key += (key.empty() ? "" : " ") + std::string(field.name) + " " + field.text;
+        }
+        const std::string change = (row.change > 0 ? "+" : "-") +
+                                   with_separators(static_cast<std::uint64_t>(row.change > 0 ? row.change : -row.change));
+        fmt::format_to(out, "    {:>15}  {} -> {}  {}\n", change, with_separators(row.previous),
+                       with_separators(row.current), key);
+    }
+}
+
 }  // namespace
 
 std::string to_text(const Report& report) {
@@ -117,6 +205,42 @@ std::string to_text(const Report& report) {
     }
     append_table(text, "packets", "packets", report.top_packets, report.packets, s.epsilon);
     append_table(text, "bytes", "bytes", report.top_bytes, report.bytes, s.epsilon);
+    if (report.kind == ReportKind::interval) {
+        append_changes(text, "packets", report.changes_packets);
+        append_changes(text, "bytes", report.changes_bytes);
+    }
+    for (const core::KeyTops& key : report.keys) {
+        fmt::format_to(out, "\n  Key {} ({} KiB of state, fixed)", key.top_packets.spec.name(),
+                       with_separators(key.memory_bytes / 1024));
+        append_key_table(text, "packets", key.top_packets, s.epsilon, key.has_distinct ? &key.distinct_packets : nullptr);
+        append_key_table(text, "bytes", key.top_bytes, s.epsilon, key.has_distinct ? &key.distinct_bytes : nullptr);
+        if (key.has_distinct) {
+            const std::string spec = key.top_distinct.list.spec.name();
+            const std::string ranking = "distinct " + spec.substr(spec.find('=') + 1);
+            append_key_table(text, ranking.c_str(), key.top_distinct.list, s.epsilon, &key.top_distinct.distinct, true);
+            fmt::format_to(out, "    distinct (key, {}) pairs: {} [{}, {}]\n", spec.substr(spec.find('=') + 1),
+                           with_separators(static_cast<std::uint64_t>(std::llround(key.distinct_pairs.estimate))),
+                           with_separators(static_cast<std::uint64_t>(std::floor(key.distinct_pairs.lower))),
+                           bounded_text(key.distinct_pairs.upper));
+        }
+        if (report.kind == ReportKind::interval) {
+            append_changes(text, "packets", key.changes_packets);
+            append_changes(text, "bytes", key.changes_bytes);
+        }
+    }
+    if (report.has_distinct_totals) {
+        fmt::format_to(out, "\n  Distinct (with bounds)\n");
+        const std::pair<const char*, const core::DistinctBounds*> totals[] = {
+            {"flows", &report.distinct_totals.flows},
+            {"sources", &report.distinct_totals.sources},
+            {"destinations", &report.distinct_totals.destinations}};
+        for (const auto& [name, bounds] : totals) {
+            fmt::format_to(out, "    {:<13} {:>12}  [{}, {}]\n", name,
+                           with_separators(static_cast<std::uint64_t>(std::llround(bounds->estimate))),
+                           with_separators(static_cast<std::uint64_t>(std::floor(bounds->lower))),
+                           bounded_text(bounds->upper));
+        }
+    }
     for (const auto& warning : report.warnings) fmt::format_to(out, "  warning: {}\n", warning);
     text.push_back('\n');
     return text;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <random>
 #include <span>
@@ -111,9 +112,10 @@ TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
             SCOPED_TRACE(std::string(seen_filter_kind_name(kind)) + (recent ? " recent" : ""));
             EXPECT_EQ(planned.lifecycle_bytes, measurement.lifecycle()->memory_bytes());
             const CountMinParams& p = measurement.sketch_params();
-            EXPECT_EQ(planned.sketch_bytes, std::uint64_t{p.width} * p.depth * 4 * 8);
-            EXPECT_LE(planned.sketch_bytes, measurement.sketch().memory_bytes());
-            EXPECT_GT(planned.sketch_bytes, measurement.sketch().memory_bytes() * 99 / 100);
+            // Four lanes (interval and run, packets and bytes) and the previous interval's two.
+            EXPECT_EQ(planned.sketch_bytes, std::uint64_t{p.width} * p.depth * 6 * 8);
+            EXPECT_LE(planned.sketch_bytes, measurement.sketch_memory_bytes());
+            EXPECT_GT(planned.sketch_bytes, measurement.sketch_memory_bytes() * 99 / 100);
         }
     }
     // The rest (candidate sets, aggregation cache, scratch) exactly, for a few
@@ -127,7 +129,7 @@ TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
             config.aggregation_slots = slots;
             config.lifecycle.max_flows = 10'000;
             const FlowMeasurement measurement(config);
-            const std::uint64_t rest = measurement.memory_bytes() - measurement.sketch().memory_bytes() -
+            const std::uint64_t rest = measurement.memory_bytes() - measurement.sketch_memory_bytes() -
                                        measurement.lifecycle()->memory_bytes();
             const FlowMeasurement::Footprint planned = FlowMeasurement::footprint(config);
             EXPECT_EQ(planned.candidate_bytes + planned.fixed_bytes, rest)
@@ -141,7 +143,7 @@ TEST(FlowMeasurement, FootprintPredictsTheAllocation) {
     const FlowMeasurement::Footprint heavy_hitters_only = FlowMeasurement::footprint(untracked);
     EXPECT_EQ(heavy_hitters_only.candidate_bytes + heavy_hitters_only.fixed_bytes,
               FlowMeasurement(untracked).memory_bytes() -
-                  FlowMeasurement(untracked).sketch().memory_bytes());
+                  FlowMeasurement(untracked).sketch_memory_bytes());
     untracked.lifecycle.target_fpr = 2.0;  // not validated when not tracked
     EXPECT_NO_THROW(FlowMeasurement::footprint(untracked));
     MeasurementConfig bad;
@@ -331,6 +333,52 @@ TEST(FlowMeasurement, ExtraKeySpecsCountTheSamePacketsUnderTheirMasks) {
     EXPECT_EQ(b.keys[2].top_bytes.total, b.bytes);
     EXPECT_GT(keyed.memory_bytes(), plain.memory_bytes());
     EXPECT_EQ(FlowMeasurement::footprint(with_keys).sketch_bytes, 4 * FlowMeasurement::footprint(config).sketch_bytes);
+}
+
+// Heavy changes: a destination that starts sending in the second interval
+// is the largest rise, one that stops is the largest fall, each change within
+// its bound of the truth; the first interval has no previous one.
+TEST(FlowMeasurement, ChangesBetweenIntervalsFindWhatStartedAndStopped) {
+    MeasurementConfig config = small_config(2003, 4);
+    config.top_k = 5;
+    config.extra_keys = {KeySpec::parse("dst")};
+    FlowMeasurement measurement(config);
+    std::vector<PacketRecord> background = skewed_stream(20000, 500, 11);
+    const auto burst = [](std::uint32_t dst, std::size_t packets, std::int64_t start_ns) {
+        std::vector<PacketRecord> records;
+        for (std::size_t i = 0; i < packets; ++i) {
+            records.push_back(PacketRecord{FlowKey::ipv4(0x0b000000u + static_cast<std::uint32_t>(i % 50), dst,
+                                                         1000, 80, 6),
+                                           start_ns + static_cast<std::int64_t>(i), 100, 0});
+        }
+        return records;
+    };
+    const std::uint32_t stopped = 0xC6336401;  // 198.51.100.1: only in the first interval
+    const std::uint32_t started = 0xC6336402;  // 198.51.100.2: only in the second
+    measurement.add_batch(background);
+    measurement.add_batch(burst(stopped, 3000, 30'000'000));
+    const WindowSummary first = measurement.summary(Window::interval);
+    EXPECT_FALSE(first.keys[0].changes_packets.has_previous);
+    EXPECT_TRUE(first.changes_packets.empty());
+    measurement.start_new_interval();
+    measurement.add_batch(background);
+    measurement.add_batch(burst(started, 5000, 60'000'000));
+    const WindowSummary second = measurement.summary(Window::interval);
+    const ChangeList& changes = second.keys[0].changes_packets;
+    ASSERT_TRUE(changes.has_previous);
+    ASSERT_GE(changes.size(), 2u);
+    EXPECT_EQ(changes.previous_total, 23000u);
+    EXPECT_EQ(changes.current_total, 25000u);
+    EXPECT_DOUBLE_EQ(changes.bound, measurement.sketch_params().epsilon() * 25000);
+    const auto dst_of = [](std::uint32_t address) { return KeySpec::parse("dst").apply(FlowKey::ipv4(0, address, 0, 0, 0)); };
+    EXPECT_EQ(changes.rows[0].key, dst_of(started));
+    EXPECT_LE(std::abs(changes.rows[0].change - 5000), changes.bound);
+    EXPECT_EQ(changes.rows[1].key, dst_of(stopped));
+    EXPECT_LE(std::abs(changes.rows[1].change + 3000), changes.bound);
+    EXPECT_LT(changes.rows[1].change, 0);
+    // The 5-tuple's changes are those of single flows: 50 sources each.
+    EXPECT_TRUE(second.changes_packets.has_previous);
+    EXPECT_FALSE(second.changes_packets.empty());
 }
 
 }  // namespace

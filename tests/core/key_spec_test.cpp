@@ -79,5 +79,43 @@ TEST(KeySpec, BadSpecsNameThemselves) {
     }
 }
 
+TEST(KeySpec, DistinctCountsNameTheirField) {
+    const KeySpec victim = KeySpec::parse("dst:distinct=src");
+    EXPECT_TRUE(victim.counts_distinct());
+    EXPECT_EQ(victim.distinct(), std::uint8_t{key_src});
+    EXPECT_EQ(victim.name(), "dst:distinct=src");
+    EXPECT_EQ(victim.key_only(), KeySpec::parse("dst"));
+    EXPECT_FALSE(victim == KeySpec::parse("dst"));
+    // The mask is the key's: the counted field plays no part in the key.
+    EXPECT_EQ(victim.apply(v4_key()), KeySpec::parse("dst").apply(v4_key()));
+    for (const char* text : {"src:distinct=dport", "src:distinct=dst", "dst/24,64:distinct=src", "pair:distinct=dport",
+                             "dport:distinct=src", "dst/24,64:distinct=dst"}) {
+        EXPECT_EQ(KeySpec::parse(text).name(), text);
+        EXPECT_EQ(KeySpec::parse(KeySpec::parse(text).name()), KeySpec::parse(text)) << text;
+    }
+}
+
+TEST(KeySpec, ADistinctCountOfAFieldTheKeyKeepsWholeIsRefused) {
+    for (const char* text : {"dst:distinct=dst", "5tuple:distinct=src", "pair:distinct=src", "dst:distinct=foo",
+                             "dst:distinct=", "dst:count=src", "dst/33:distinct=src"}) {
+        try {
+            KeySpec::parse(text);
+            ADD_FAILURE() << "accepted " << text;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("'") + text + "'"), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(KeySpec, FieldHashesSeeTheWholeField) {
+    const FlowKey a = FlowKey::ipv4(0x0A000001, 0x0A000002, 1000, 80, 6);
+    const FlowKey b = FlowKey::ipv4(0x0A000001, 0x0A000003, 1001, 80, 6);
+    EXPECT_EQ(field_hash(a, key_src, 1), field_hash(b, key_src, 1));
+    EXPECT_NE(field_hash(a, key_dst, 1), field_hash(b, key_dst, 1));
+    EXPECT_NE(field_hash(a, key_sport, 1), field_hash(b, key_sport, 1));
+    EXPECT_EQ(field_hash(a, key_dport, 1), field_hash(b, key_dport, 1));
+    EXPECT_NE(field_hash(a, key_src, 1), field_hash(a, key_src, 2));
+}
+
 }  // namespace
 }  // namespace flowsketch::core

@@ -287,6 +287,31 @@ TEST(PrometheusExposition, Ipv6FlowLabels) {
     EXPECT_EQ(sample.labels.at("proto"), "icmpv6");
 }
 
+// An extra key spec's series share the families, labelled with the spec and
+// only its fields; the 5-tuple's series keep their labels (no `key`).
+TEST(PrometheusExposition, ExtraKeySeriesCarryTheirSpec) {
+    Report report = make_report(ReportKind::interval, 10, 1000, 0);
+    const core::KeySpec spec = core::KeySpec::parse("dst/24");
+    core::KeyTops tops;
+    tops.top_packets = core::TopList{spec, core::Weight::packets, 10,
+                                     {core::HeavyHitter{spec.apply(core::FlowKey::ipv4(1, 0xC6336407, 2, 3, 6)), 9, 8}}};
+    tops.top_bytes = core::TopList{spec, core::Weight::bytes, 1000, {}};
+    report.keys.push_back(tops);
+    PrometheusExposition exposition;
+    exposition.observe(report);
+    const Exposition parsed = parse(exposition.render());
+    const auto samples = parsed.find("flowsketch_heavy_hitter_packets");
+    ASSERT_EQ(samples.size(), 3u);
+    EXPECT_EQ(samples[0].labels.count("key"), 0u);
+    const Sample& keyed = samples[2];
+    EXPECT_EQ(keyed.labels.at("key"), "dst/24,64");
+    EXPECT_EQ(keyed.labels.at("dst"), "198.51.100.0/24");
+    EXPECT_EQ(keyed.labels.at("rank"), "1");
+    EXPECT_EQ(keyed.labels.count("src"), 0u);
+    EXPECT_EQ(keyed.value, 9);
+    EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_packets_lower").at(2).value, 8);
+}
+
 TEST(PrometheusExposition, CountersSumIntervalsAndTheFinalReportAddsNothingTwice) {
     PrometheusExposition exposition;
     exposition.observe(make_report(ReportKind::interval, 100, 10000, 3));
