@@ -39,6 +39,11 @@
 #   PIPE=1      three more rows: the floor and flowsketch (--threads 1 and 2)
 #               reading the trace from a pipe (`cat TRACE | ... -r -`), as
 #               `zstd -dc` or `ssh probe tcpdump -w -` would feed it
+#   EXTRA="ARGS|ARGS..."  more rows: flowsketch --threads 1 and 2 with each set of
+#               arguments (e.g. EXTRA="--key dst --key src/24|--key dst:distinct=src"
+#               for the cost of extra key specs and of a distinct count)
+#   LOAD=N      N busy loops run beside every row for the whole run (the machine
+#               shared with other work); they are stopped when the script ends
 #   BASELINE=FILE another flowsketch binary (e.g. the previous release, built
 #               from an older commit) timed in the same alternation, as two more
 #               rows: the machine's speed drifts by ±15% over minutes, so only a
@@ -187,6 +192,20 @@ if [ -n "$baseline" ]; then
   names+=("baseline --threads 1" "baseline --threads 2")
   rows+=(baseline-t1 baseline-t2)
 fi
+extra_sets=()
+if [ -n "${EXTRA:-}" ]; then
+  IFS='|' read -r -a extra_sets <<< "$EXTRA"
+  for i in "${!extra_sets[@]}"; do
+    names+=("flowsketch --threads 1 ${extra_sets[i]}" "flowsketch --threads 2 ${extra_sets[i]}")
+    rows+=("extra-t1-$i" "extra-t2-$i")
+  done
+fi
+if [ "${LOAD:-0}" -gt 0 ]; then
+  hogs=()
+  for _ in $(seq "$LOAD"); do (while :; do :; done) & hogs+=($!); done
+  trap 'kill "${hogs[@]}" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+  echo "Every row ran beside $LOAD busy loops." >&2
+fi
 command_for() {  # command_for ROW TRACE → sets cmd array
   local fs=("$flowsketch" -r "$2" --format json)
   case "${rows[$1]}" in
@@ -200,6 +219,8 @@ command_for() {  # command_for ROW TRACE → sets cmd array
     floor-pipe) cmd=(bash -c 'cat "$1" | "$2" -' _ "$2" "$floor") ;;
     t1-pipe) cmd=(bash -c 'cat "$1" | "$2" -r - --format json --threads 1' _ "$2" "$flowsketch") ;;
     t2-pipe) cmd=(bash -c 'cat "$1" | "$2" -r - --format json --threads 2' _ "$2" "$flowsketch") ;;
+    extra-t1-*) read -r -a extra <<< "${extra_sets[${rows[$1]#extra-t1-}]}"; cmd=("${fs[@]}" --threads 1 "${extra[@]}") ;;
+    extra-t2-*) read -r -a extra <<< "${extra_sets[${rows[$1]#extra-t2-}]}"; cmd=("${fs[@]}" --threads 2 "${extra[@]}") ;;
     baseline-t1) cmd=("$baseline" -r "$2" --format json --threads 1) ;;
     baseline-t2) cmd=("$baseline" -r "$2" --format json --threads 2) ;;
   esac

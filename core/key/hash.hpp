@@ -35,4 +35,15 @@ void hash_keys(const std::byte* first, std::size_t stride, std::size_t count, st
 /// reference hash families: seed i gives hash function i).
 std::uint64_t hash64(const void* data, std::size_t size, std::uint64_t seed) noexcept;
 
+/// MurmurHash3's 64-bit finaliser: a bijection whose every output bit depends
+/// on every input bit. Mixes values that are already hashes, or small fields.
+constexpr std::uint64_t fmix64(std::uint64_t x) noexcept {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
 }  // namespace flowsketch::core

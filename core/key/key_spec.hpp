@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "core/key/flow_key.hpp"
+#include "core/key/hash.hpp"
 
 namespace flowsketch::core {
 
@@ -107,16 +108,8 @@ static_assert(sizeof(FlowKey) % sizeof(std::uint64_t) == 0, "a key mask is whole
 /// A 64-bit hash of one field of a packet's key (its whole value: the address
 /// with its family, or the port or protocol number): the item whose distinct
 /// values a spec with distinct() counts. A bijective mix of the field's words
-/// (the finaliser of MurmurHash3), seeded so that probes of one deployment agree.
+/// (fmix64, in core/key/hash.hpp), seeded so that probes of one deployment agree.
 inline std::uint64_t field_hash(const FlowKey& key, std::uint8_t field, std::uint64_t seed) noexcept {
-    const auto mix = [](std::uint64_t x) {
-        x ^= x >> 33;
-        x *= 0xff51afd7ed558ccdULL;
-        x ^= x >> 33;
-        x *= 0xc4ceb9fe1a85ec53ULL;
-        x ^= x >> 33;
-        return x;
-    };
     std::uint64_t a = 0;
     std::uint64_t b = 0;
     if (field == key_src || field == key_dst) {
@@ -128,7 +121,7 @@ inline std::uint64_t field_hash(const FlowKey& key, std::uint8_t field, std::uin
         a = field == key_sport ? key.src_port : field == key_dport ? key.dst_port : key.protocol;
         b = field;
     }
-    return mix(mix(a ^ seed) ^ (b + 0x9e3779b97f4a7c15ULL));
+    return fmix64(fmix64(a ^ seed) ^ (b + 0x9e3779b97f4a7c15ULL));
 }
 
 }  // namespace flowsketch::core

@@ -43,6 +43,29 @@ std::string read_string(ByteReader& in, const char* field) {
 void write_double(ByteWriter& out, double value) { out.u64(std::bit_cast<std::uint64_t>(value)); }
 double read_double(ByteReader& in, const char* field) { return std::bit_cast<double>(in.u64(field)); }
 
+// A count, then each key's 40 bytes as they lie in memory.
+void write_keys(ByteWriter& out, const std::vector<FlowKey>& keys) {
+    out.u32(static_cast<std::uint32_t>(keys.size()));
+    for (const FlowKey& key : keys) {
+        const auto bytes = std::bit_cast<std::array<std::uint8_t, sizeof(FlowKey)>>(key);
+        out.bytes().insert(out.bytes().end(), bytes.begin(), bytes.end());
+    }
+}
+
+std::vector<FlowKey> read_keys(ByteReader& in) {
+    const std::uint32_t count = in.u32("candidates");
+    if (std::uint64_t{count} * sizeof(FlowKey) > in.remaining()) {
+        throw FormatError("window value: more candidates than bytes");
+    }
+    std::vector<FlowKey> keys;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        std::array<std::uint8_t, sizeof(FlowKey)> raw;
+        for (std::uint8_t& byte : raw) byte = in.u8("candidate");
+        keys.push_back(std::bit_cast<FlowKey>(raw));
+    }
+    return keys;
+}
+
 std::uint32_t read_count(ByteReader& in, const char* field, std::uint32_t max) {
     const std::uint32_t count = in.u32(field);
     if (count > max) throw FormatError(std::string("window value: too many ") + field);
@@ -206,13 +229,7 @@ std::vector<std::uint8_t> WindowValue::serialize() const {
         out.u64(key.sketch.params().seed);
         out.u64(sketch.size());
         out.bytes().insert(out.bytes().end(), sketch.begin(), sketch.end());
-        for (const std::vector<FlowKey>& candidates : key.candidates) {
-            out.u32(static_cast<std::uint32_t>(candidates.size()));
-            for (const FlowKey& candidate : candidates) {
-                const auto bytes = std::bit_cast<std::array<std::uint8_t, sizeof(FlowKey)>>(candidate);
-                out.bytes().insert(out.bytes().end(), bytes.begin(), bytes.end());
-            }
-        }
+        for (const std::vector<FlowKey>& candidates : key.candidates) write_keys(out, candidates);
         if (key.spec.counts_distinct()) {
             const DistinctSketchParams& params = key.distinct->params();
             out.u32(params.width);
@@ -222,11 +239,7 @@ std::vector<std::uint8_t> WindowValue::serialize() const {
             const std::vector<std::uint8_t> registers = key.distinct->register_bytes();
             out.u64(registers.size());
             out.bytes().insert(out.bytes().end(), registers.begin(), registers.end());
-            out.u32(static_cast<std::uint32_t>(key.distinct_candidates.size()));
-            for (const FlowKey& candidate : key.distinct_candidates) {
-                const auto bytes = std::bit_cast<std::array<std::uint8_t, sizeof(FlowKey)>>(candidate);
-                out.bytes().insert(out.bytes().end(), bytes.begin(), bytes.end());
-            }
+            write_keys(out, key.distinct_candidates);
         }
     }
     out.u32(static_cast<std::uint32_t>(distinct_totals.size()));
@@ -249,7 +262,10 @@ std::vector<std::uint8_t> WindowValue::serialize() const {
 
 WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
     WindowValue value;
-    ByteReader in = open_value(bytes, SketchKind::window_value, window_value_version, value.hash_seed);
+    std::uint32_t version = 0;
+    ByteReader in = open_value(bytes, SketchKind::window_value, window_value_version, value.hash_seed, &version);
+    // Version 1 had no distinct counts: no distinct field per key, no totals.
+    const bool has_distinct_fields = version >= 2;
     const std::uint8_t window = in.u8("window");
     if (window > 1) throw FormatError("window value: unknown window " + std::to_string(window));
     value.window = static_cast<Window>(window);
@@ -280,7 +296,7 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
         const std::uint8_t fields = in.u8("key fields");
         std::array<std::uint8_t, 4> prefixes{};
         for (std::uint8_t& prefix : prefixes) prefix = in.u8("key prefix");
-        const std::uint8_t distinct_field = in.u8("distinct field");
+        const std::uint8_t distinct_field = has_distinct_fields ? in.u8("distinct field") : 0;
         KeySpec spec = KeySpec::five_tuple();
         try {
             spec = KeySpec(fields, prefixes[0], prefixes[1], prefixes[2], prefixes[3]);
@@ -295,17 +311,7 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
         for (std::uint8_t& byte : sketch_bytes) byte = in.u8("sketch");
         KeyWindow key{spec, deserialize_count_min(sketch_bytes, sketch_seed), {}, {}, {}};
         if (key.sketch.params().lanes != 2) throw FormatError("window value: a key's sketch must have 2 lanes");
-        for (std::vector<FlowKey>& candidates : key.candidates) {
-            const std::uint32_t count = in.u32("candidates");
-            if (std::uint64_t{count} * sizeof(FlowKey) > in.remaining()) {
-                throw FormatError("window value: more candidates than bytes");
-            }
-            for (std::uint32_t i = 0; i < count; ++i) {
-                std::array<std::uint8_t, sizeof(FlowKey)> raw;
-                for (std::uint8_t& byte : raw) byte = in.u8("candidate");
-                candidates.push_back(std::bit_cast<FlowKey>(raw));
-            }
-        }
+        for (std::vector<FlowKey>& candidates : key.candidates) candidates = read_keys(in);
         if (spec.counts_distinct()) {
             DistinctSketchParams params;
             params.width = in.u32("distinct width");
@@ -326,19 +332,11 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
             } catch (const std::invalid_argument& e) {
                 throw FormatError(std::string("window value: ") + e.what());
             }
-            const std::uint32_t count = in.u32("distinct candidates");
-            if (std::uint64_t{count} * sizeof(FlowKey) > in.remaining()) {
-                throw FormatError("window value: more candidates than bytes");
-            }
-            for (std::uint32_t i = 0; i < count; ++i) {
-                std::array<std::uint8_t, sizeof(FlowKey)> raw;
-                for (std::uint8_t& byte : raw) byte = in.u8("candidate");
-                key.distinct_candidates.push_back(std::bit_cast<FlowKey>(raw));
-            }
+            key.distinct_candidates = read_keys(in);
         }
         value.keys.push_back(std::move(key));
     }
-    const std::uint32_t totals = in.u32("distinct totals");
+    const std::uint32_t totals = has_distinct_fields ? in.u32("distinct totals") : 0;
     if (totals != 0 && totals != 3) throw FormatError("window value: distinct totals are 0 or 3 counters");
     for (std::uint32_t i = 0; i < totals; ++i) {
         const std::uint32_t size = in.u32("distinct total registers");

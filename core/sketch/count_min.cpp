@@ -1,3 +1,4 @@
+#include "core/sketch/primes.hpp"
 #include "core/sketch/count_min.hpp"
 
 #include <algorithm>
@@ -22,15 +23,6 @@ std::uint64_t mod_mersenne61(UInt128 x) noexcept {
                       static_cast<std::uint64_t>(x >> 61);
     r = (r & mersenne61) + (r >> 61);
     return r >= mersenne61 ? r - mersenne61 : r;
-}
-
-bool is_prime(std::uint32_t n) noexcept {
-    if (n < 2) return false;
-    if (n % 2 == 0) return n == 2;
-    for (std::uint32_t d = 3; static_cast<std::uint64_t>(d) * d <= n; d += 2) {
-        if (n % d == 0) return false;
-    }
-    return true;
 }
 
 void require_probability(double value, const char* name) {

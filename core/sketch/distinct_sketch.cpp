@@ -1,3 +1,4 @@
+#include "core/sketch/primes.hpp"
 #include "core/sketch/distinct_sketch.hpp"
 
 #include <algorithm>
@@ -13,14 +14,6 @@ namespace {
 // One-sided tail of the normal distribution at t = 3.
 constexpr double tail_at_t = 0.00135;
 constexpr std::uint32_t total_register_bits = 12;
-
-bool is_prime(std::uint32_t n) noexcept {
-    if (n < 2) return false;
-    for (std::uint32_t d = 2; std::uint64_t{d} * d <= n; ++d) {
-        if (n % d == 0) return false;
-    }
-    return true;
-}
 
 DistinctBounds bounded(double estimate, double sigma, double additive) noexcept {
     const double t = DistinctSketch::t;

@@ -47,13 +47,7 @@ struct DistinctBounds {
 
 /// The pair hash of a key's hash and an item's: what a counter sees.
 inline std::uint64_t pair_hash(const Hash128& key, std::uint64_t item) noexcept {
-    std::uint64_t x = key.h1 ^ (item * 0x9e3779b97f4a7c15ULL) ^ (key.h2 << 1);
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
+    return fmix64(key.h1 ^ (item * 0x9e3779b97f4a7c15ULL) ^ (key.h2 << 1));
 }
 
 class DistinctSketch {

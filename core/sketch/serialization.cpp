@@ -385,8 +385,8 @@ std::vector<std::uint8_t> frame_value(SketchKind kind, std::uint32_t version, st
 }
 
 ByteReader open_value(std::span<const std::uint8_t> bytes, SketchKind kind, std::uint32_t newest_version,
-                      std::uint64_t& seed) {
-    return open_frame(bytes, kind, 0, newest_version, nullptr, &seed);
+                      std::uint64_t& seed, std::uint32_t* version) {
+    return open_frame(bytes, kind, 0, newest_version, version, &seed);
 }
 
 }  // namespace flowsketch::core

@@ -127,7 +127,7 @@ std::vector<std::uint8_t> frame_value(SketchKind kind, std::uint32_t version, st
 /// Checks a frame of `kind` (versions 1 .. newest_version) and returns a
 /// reader over its body; its seed goes to `seed` for the caller to compare.
 ByteReader open_value(std::span<const std::uint8_t> bytes, SketchKind kind, std::uint32_t newest_version,
-                      std::uint64_t& seed);
+                      std::uint64_t& seed, std::uint32_t* version = nullptr);
 
 /// The kind recorded in a serialised sketch's header (after checking magic
 /// and length, not the checksum).
