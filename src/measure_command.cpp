@@ -160,6 +160,8 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
     std::string advice;
     if (need.fixed_bytes >= options.max_memory) {
         advice = "the caches alone exceed it (no option sizes them)";
+    } else if (need.distinct_bytes > std::max({need.sketch_bytes, need.lifecycle_bytes, need.candidate_bytes})) {
+        advice = "drop a :distinct key spec";
     } else if (need.candidate_bytes > std::max(need.sketch_bytes, need.lifecycle_bytes)) {
         advice = "lower --top";
     } else if (need.sketch_bytes >= need.lifecycle_bytes) {
@@ -188,6 +190,9 @@ void check_memory(const MeasureOptions& options, const core::MeasurementConfig& 
                                                  specs, sketch.width, sketch.depth, format_bytes(need.sketch_bytes));
     if (measurement.track_flows) {
         parts += fmt::format(", the seen filter ({})", format_bytes(need.lifecycle_bytes));
+    }
+    if (need.distinct_bytes > 0) {
+        parts += fmt::format(", the distinct counts ({})", format_bytes(need.distinct_bytes));
     }
     parts += fmt::format(", the heavy-hitter candidates ({}) and the caches ({})",
                          format_bytes(need.candidate_bytes), format_bytes(need.fixed_bytes));

@@ -14,7 +14,7 @@ constexpr std::uint8_t default_ipv6_prefix = 64;
 void keep_prefix(std::uint8_t* field, std::uint8_t bits) noexcept {
     for (std::uint8_t byte = 0; byte < 16; ++byte) {
         const int left = int{bits} - 8 * byte;
-        field[byte] = left >= 8 ? 0xff : left <= 0 ? 0 : static_cast<std::uint8_t>(0xff << (8 - left));
+        field[byte] = static_cast<std::uint8_t>(left >= 8 ? 0xff : left <= 0 ? 0 : 0xff << (8 - left));
     }
 }
 

@@ -12,6 +12,7 @@
 #include "core/lifecycle/block_layout.hpp"
 #include "core/lifecycle/dirty_tracked_words.hpp"
 #include "core/sketch/bloom_filter.hpp"
+#include "core/sketch/primes.hpp"
 #include "core/sketch/probes.hpp"
 #include "core/sketch/two_choice_bloom_filter.hpp"
 
@@ -22,15 +23,6 @@ using lifecycle::block_fill_powers;
 using lifecycle::block_hit_probability;
 
 constexpr std::uint64_t max_cells = std::uint64_t{1} << 36;  // 32 GiB of cells: far past any use
-
-bool is_prime(std::uint64_t n) noexcept {
-    if (n < 2) return false;
-    if (n % 2 == 0) return n == 2;
-    for (std::uint64_t d = 3; d * d <= n; d += 2) {
-        if (n % d == 0) return false;
-    }
-    return true;
-}
 
 /// E[(j/128)^k | L flows in a block], j the block's non-zero cells after the
 /// k·L uniform probes of L flows, for L = 0, 1, ...: the occupancy

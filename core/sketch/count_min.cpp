@@ -1,4 +1,3 @@
-#include "core/sketch/primes.hpp"
 #include "core/sketch/count_min.hpp"
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/sketch/primes.hpp"
 #include "core/sketch/random.hpp"
 #include "core/platform/simd.hpp"
 

@@ -1,4 +1,3 @@
-#include "core/sketch/primes.hpp"
 #include "core/sketch/distinct_sketch.hpp"
 
 #include <algorithm>
@@ -7,6 +6,7 @@
 #include <stdexcept>
 
 #include "core/sketch/count_min.hpp"
+#include "core/sketch/primes.hpp"
 
 namespace flowsketch::core {
 namespace {

@@ -287,5 +287,19 @@ TEST(KeysEndToEnd, TrafficThatStartsMidRunIsTheFirstChange) {
     }
 }
 
+// --max-memory counts every key spec's state, distinct counts included, and
+// the refusal names them.
+TEST(KeysEndToEnd, MaxMemoryCountsEveryKey) {
+    const std::string input = "-r " + pcap_path("attacks/netlyzer-ddos.pcap") + " --no-flows ";
+    EXPECT_EQ(run_flowsketch(input + "--key dst --max-memory 8MiB").exit_code, 0);
+    const RunResult keys = run_flowsketch(input + "--key dst --key src --key src/24 --max-memory 8MiB");
+    EXPECT_EQ(keys.exit_code, 2);
+    EXPECT_NE(keys.err.find("the Count-Min sketches of 4 key specs"), std::string::npos) << keys.err;
+    const RunResult distinct = run_flowsketch(input + "--key dst:distinct=src --max-memory 8MiB");
+    EXPECT_EQ(distinct.exit_code, 2);
+    EXPECT_EQ(lines_of(distinct.err).size(), 1u) << distinct.err;
+    EXPECT_NE(distinct.err.find("the distinct counts ("), std::string::npos) << distinct.err;
+}
+
 }  // namespace
 }  // namespace flowsketch::testing
