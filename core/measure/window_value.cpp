@@ -318,13 +318,20 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
             params.depth = in.u32("distinct depth");
             params.register_bits = in.u32("distinct register bits");
             params.epsilon = read_double(in, "distinct epsilon");
+            // The registers must be in the value before a sketch of that size is built.
+            const std::uint64_t size = in.u64("distinct registers");
+            if (size > in.remaining()) throw FormatError("window value: more distinct registers than bytes");
+            const bool sized = params.depth >= 1 && params.depth <= 16 && params.register_bits >= 4 &&
+                               params.register_bits <= 12;
+            if (!sized || size != params.cells() * (std::uint64_t{1} << params.register_bits) +
+                                       (std::uint64_t{1} << DistinctSketch::total_register_bits)) {
+                throw FormatError("window value: a distinct sketch whose registers do not match its dimensions");
+            }
             try {
                 key.distinct.emplace(params);
             } catch (const std::invalid_argument& e) {
                 throw FormatError(std::string("window value: ") + e.what());
             }
-            const std::uint64_t size = in.u64("distinct registers");
-            if (size > in.remaining()) throw FormatError("window value: more distinct registers than bytes");
             std::vector<std::uint8_t> registers(static_cast<std::size_t>(size));
             for (std::uint8_t& byte : registers) byte = in.u8("distinct register");
             try {

@@ -13,7 +13,6 @@ namespace {
 
 // One-sided tail of the normal distribution at t = 3.
 constexpr double tail_at_t = 0.00135;
-constexpr std::uint32_t total_register_bits = 12;
 
 DistinctBounds bounded(double estimate, double sigma, double additive) noexcept {
     const double t = DistinctSketch::t;
@@ -36,11 +35,11 @@ double DistinctSketchParams::delta() const noexcept {
 
 std::uint64_t DistinctSketchParams::planned_bytes() const noexcept {
     const std::uint64_t per_cell = (std::uint64_t{1} << register_bits) + sizeof(std::uint64_t) + sizeof(std::uint16_t);
-    return cells() * per_cell + (std::uint64_t{1} << total_register_bits) + sizeof(DistinctSketch);
+    return cells() * per_cell + (std::uint64_t{1} << DistinctSketch::total_register_bits) + sizeof(DistinctSketch);
 }
 
 DistinctSketch::DistinctSketch(const DistinctSketchParams& params)
-    : params_(params), registers_per_cell_(0), total_(total_register_bits) {
+    : params_(params), registers_per_cell_(0), total_(DistinctSketch::total_register_bits) {
     if (params.width < 3 || !is_prime(params.width)) {
         throw std::invalid_argument("distinct sketch: the width must be a prime of at least 3");
     }

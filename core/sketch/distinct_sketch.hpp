@@ -53,6 +53,8 @@ inline std::uint64_t pair_hash(const Hash128& key, std::uint64_t item) noexcept 
 class DistinctSketch {
 public:
     static constexpr double t = 3.0;
+    /// The HyperLogLog of every pair (the total D): 2^12 registers.
+    static constexpr std::uint32_t total_register_bits = 12;
 
     /// Throws std::invalid_argument on a width that is not a prime ≥ 3, a
     /// depth of 0 or above 16, or register bits outside 4..12.

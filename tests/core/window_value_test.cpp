@@ -136,5 +136,60 @@ TEST(WindowValue, MergeRefusesOtherConfigurations) {
     EXPECT_THROW(a.merge(a), std::invalid_argument);
 }
 
+// Distinct counts merge by register maximum: the merge of any split carries
+// exactly the whole's counts and bounds; the value's summary is the
+// measurement's, across an interval close; serialised values read back the same.
+TEST(WindowValue, DistinctCountsMergeExactlyAndRoundTrip) {
+    MeasurementConfig config = config_with_keys();
+    config.extra_keys = {KeySpec::parse("src/24:distinct=dport"), KeySpec::parse("dport:distinct=src")};
+    const std::vector<PacketRecord> stream = skewed_stream(40000, 3000, 7);
+    const std::span<const PacketRecord> all(stream);
+    const WindowValue whole = measure(config, all);
+    WindowValue merged = measure(config, all.first(15000));
+    merged.merge(measure(config, all.subspan(15000)));
+    const WindowSummary a = whole.summary();
+    const WindowSummary b = merged.summary();
+    ASSERT_TRUE(a.has_distinct_totals);
+    EXPECT_EQ(a.distinct_totals.sources.estimate, b.distinct_totals.sources.estimate);
+    EXPECT_EQ(a.distinct_totals.flows.upper, b.distinct_totals.flows.upper);
+    for (std::size_t k = 0; k < 2; ++k) {
+        ASSERT_TRUE(a.keys[k].has_distinct);
+        EXPECT_EQ(a.keys[k].distinct_pairs.estimate, b.keys[k].distinct_pairs.estimate);
+        ASSERT_FALSE(a.keys[k].top_distinct.list.empty());
+        ASSERT_EQ(a.keys[k].top_distinct.list.size(), b.keys[k].top_distinct.list.size());
+        for (std::size_t r = 0; r < a.keys[k].top_distinct.list.size(); ++r) {
+            EXPECT_EQ(a.keys[k].top_distinct.list[r].key, b.keys[k].top_distinct.list[r].key) << k << " " << r;
+            EXPECT_EQ(a.keys[k].top_distinct.distinct[r].estimate, b.keys[k].top_distinct.distinct[r].estimate);
+            EXPECT_EQ(a.keys[k].top_distinct.distinct[r].lower, b.keys[k].top_distinct.distinct[r].lower);
+        }
+    }
+
+    FlowMeasurement measurement(config);
+    measurement.add_batch(all.first(20000));
+    measurement.start_new_interval();
+    measurement.add_batch(all.subspan(20000));
+    for (const Window window : all_windows) {
+        const WindowSummary direct = measurement.summary(window);
+        const WindowValue value = measurement.window_value(window);
+        const WindowSummary from_value = value.summary();
+        for (std::size_t k = 0; k < 2; ++k) {
+            ASSERT_EQ(direct.keys[k].top_distinct.distinct.size(), from_value.keys[k].top_distinct.distinct.size());
+            for (std::size_t r = 0; r < direct.keys[k].top_distinct.distinct.size(); ++r) {
+                EXPECT_EQ(direct.keys[k].top_distinct.distinct[r].estimate,
+                          from_value.keys[k].top_distinct.distinct[r].estimate);
+            }
+            EXPECT_EQ(direct.keys[k].distinct_pairs.estimate, from_value.keys[k].distinct_pairs.estimate);
+        }
+        EXPECT_EQ(direct.distinct_totals.destinations.estimate, from_value.distinct_totals.destinations.estimate);
+        const std::vector<std::uint8_t> bytes = value.serialize();
+        const WindowValue back = WindowValue::deserialize(bytes);
+        EXPECT_EQ(back.serialize(), bytes);
+        EXPECT_EQ(back.summary().keys[1].distinct_pairs.estimate, from_value.keys[1].distinct_pairs.estimate);
+        std::vector<std::uint8_t> damaged = bytes;
+        damaged[bytes.size() / 2] ^= 0x10;
+        EXPECT_THROW(WindowValue::deserialize(damaged), FormatError);
+    }
+}
+
 }  // namespace
 }  // namespace flowsketch::core
