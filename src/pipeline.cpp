@@ -100,12 +100,16 @@ Pipeline::~Pipeline() = default;
 
 // --threads 2 with frames whose bytes stay put: each batch is decoded by the
 // worker unless the worker is behind when the batch starts (then here, as
-// hashing is in flush_batch), so the two threads share the work by its load.
+// hashing is in flush_batch), so the two threads share the work by its load;
+// while other work takes the cores, this thread measures alone.
 void Pipeline::hand_over(std::span<const capture::Frame> frames, int link_type,
                          const std::shared_ptr<const void>& storage) {
     for (const capture::Frame& frame : frames) {
         account(frame, 0);
-        if (batch_.empty() && deferred_.empty()) defer_ = !worker_->behind();
+        if (batch_.empty() && deferred_.empty()) {
+            alone_ = contention_.run_alone();
+            defer_ = !alone_ && !worker_->behind();
+        }
         if (!defer_) {
             decode(frame, link_type);
             continue;
@@ -136,7 +140,8 @@ void Pipeline::flush_batch() {
         return;
     }
     if (batch_.empty()) return;
-    if (worker_) {
+    if (worker_) alone_ = contention_.run_alone();
+    if (worker_ && !alone_) {
         MeasurementWorker::Batch batch = worker_->take_spare();
         batch.packets.swap(batch_);  // batch_ takes the spare's empty buffer
         batch_.reserve(batch_limit_);
@@ -148,6 +153,8 @@ void Pipeline::flush_batch() {
         worker_->submit(std::move(batch));
         return;
     }
+    // Alone with a worker: the batches it was handed go first.
+    if (worker_) worker_->drain();
     measurement_.add_batch(batch_);
     batch_.clear();
 }

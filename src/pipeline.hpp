@@ -16,6 +16,7 @@
 #include "capture/live/pcap_live_source.hpp"
 #include "core/measure/flow_measurement.hpp"
 #include "reports/report_writer.hpp"
+#include "src/core_contention.hpp"
 #include "src/measurement_worker.hpp"
 
 namespace flowsketch::app {
@@ -163,6 +164,9 @@ private:
     std::vector<std::shared_ptr<const void>> deferred_storage_;
     int deferred_link_ = 0;
     bool defer_ = false;  // who decodes the batch being filled (chosen when it starts)
+    // --threads 2 measures on this thread while the cores are taken by other work.
+    CoreContention contention_;
+    bool alone_ = false;
     std::unique_ptr<MeasurementWorker> worker_;  // --threads 2; declared after measurement_
     std::int64_t interval_ns_;
     bool started_ = false;
