@@ -37,14 +37,15 @@ AddressCounts ipv4_counts_by(const std::string& path, bool source) {
     AddressCounts counts;
     std::size_t at = 24;  // little-endian microsecond pcap, checked by the caller's file choice
     while (at + 16 <= bytes.size()) {
-        const std::uint32_t captured = bytes[at + 8] | bytes[at + 9] << 8 | bytes[at + 10] << 16 | bytes[at + 11] << 24;
+        const auto byte = [&](std::size_t i) { return std::uint32_t{bytes[at + i]}; };
+        const std::uint32_t captured = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
         const unsigned char* frame = bytes.data() + at + 16;
         at += 16 + captured;
         if (at > bytes.size() || captured < 34) continue;
         std::size_t ip = 14;
-        unsigned type = frame[12] << 8 | frame[13];
+        unsigned type = unsigned{frame[12]} << 8 | frame[13];
         if (type == 0x8100 && captured >= 38) {
-            type = frame[16] << 8 | frame[17];
+            type = unsigned{frame[16]} << 8 | frame[17];
             ip = 18;
         }
         if (type != 0x0800 || captured < ip + 20) continue;
