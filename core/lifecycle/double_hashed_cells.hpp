@@ -55,6 +55,14 @@ public:
             if (g >= m_) g -= m_;
         }
     }
+    /// The k lines of `hash`'s group, unless the flow is recent (then no
+    /// refresh follows): located before the table is asked, so the two overlap.
+    template <class Recent>
+    FLOWSKETCH_PREFETCH void prefetch_unless_recent(const Hash128& hash, const Recent& recent) const noexcept {
+        const Probes probes = locate(hash);
+        if (recent.contains(hash)) return;
+        prefetch(probes);
+    }
     CellScan scan(const std::uint64_t* pos, const GenerationClock& clock) const noexcept {
         return scan_cells(words_.data(), pos, k_, clock);
     }

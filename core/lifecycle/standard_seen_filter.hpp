@@ -23,9 +23,7 @@ public:
 
     /// The k lines, unless the flow is recent (then refresh() never comes).
     FLOWSKETCH_PREFETCH void prefetch(const Hash128& hash, const RecentFlowTable& recent) const noexcept {
-        const DoubleHashedCells::Probes probes = cells_.locate(hash);
-        if (recent.contains(hash)) return;
-        cells_.prefetch(probes);
+        cells_.prefetch_unless_recent(hash, recent);
     }
     SeenRefresh refresh(const Hash128& hash, const GenerationClock& clock, bool /*ends*/,
                         std::uint64_t* positions) noexcept {
