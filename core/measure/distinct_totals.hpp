@@ -35,10 +35,12 @@ public:
         sources_.clear();
         destinations_.clear();
     }
-    const HyperLogLog& flows() const noexcept { return flows_; }
-    const HyperLogLog& sources() const noexcept { return sources_; }
-    const HyperLogLog& destinations() const noexcept { return destinations_; }
+    /// The counters in the order a window value keeps them: flows, sources, destinations.
+    static constexpr std::size_t counters = 3;
     HyperLogLog& counter(std::size_t i) noexcept { return i == 0 ? flows_ : i == 1 ? sources_ : destinations_; }
+    const HyperLogLog& counter(std::size_t i) const noexcept {
+        return i == 0 ? flows_ : i == 1 ? sources_ : destinations_;
+    }
     std::size_t memory_bytes() const noexcept {
         return flows_.memory_bytes() + sources_.memory_bytes() + destinations_.memory_bytes();
     }

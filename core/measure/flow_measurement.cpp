@@ -280,9 +280,9 @@ WindowValue FlowMeasurement::window_value(Window window) {
     }
     if (interval_totals_) {
         const DistinctTotalsSketch totals = distinct_totals(window);
-        for (std::size_t i = 0; i < 3; ++i) {
-            const HyperLogLog& counter = i == 0 ? totals.flows() : i == 1 ? totals.sources() : totals.destinations();
-            value.distinct_totals.emplace_back(counter.register_values().begin(), counter.register_values().end());
+        for (std::size_t i = 0; i < DistinctTotalsSketch::counters; ++i) {
+            const auto registers = totals.counter(i).register_values();
+            value.distinct_totals.emplace_back(registers.begin(), registers.end());
         }
     }
     if (lifecycle_) {

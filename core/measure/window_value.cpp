@@ -116,9 +116,9 @@ WindowSummary WindowValue::summary() const {
             summary.keys.push_back(std::move(key));
         }
     }
-    if (distinct_totals.size() == 3) {
+    if (distinct_totals.size() == DistinctTotalsSketch::counters) {
         DistinctTotalsSketch totals;
-        for (std::size_t i = 0; i < 3; ++i) totals.counter(i).assign(distinct_totals[i]);
+        for (std::size_t i = 0; i < DistinctTotalsSketch::counters; ++i) totals.counter(i).assign(distinct_totals[i]);
         summary.has_distinct_totals = true;
         summary.distinct_totals = totals.totals();
     }
