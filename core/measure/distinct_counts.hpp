@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/key/key_spec.hpp"
@@ -26,8 +27,8 @@ public:
     /// grown is offered to the candidates.
     void add(const FlowKey& key, const Hash128& hash, const FlowKey& packet) noexcept {
         const std::uint64_t pair = pair_hash(hash, field_hash(packet, spec_.distinct(), hash_seed_));
-        if (interval_.add(hash, pair)) {
-            interval_candidates_.offer(key, hash, static_cast<std::uint64_t>(interval_.estimate(hash)));
+        if (const std::optional<double> estimate = interval_.add(hash, pair)) {
+            interval_candidates_.offer(key, hash, static_cast<std::uint64_t>(*estimate));
         }
     }
 

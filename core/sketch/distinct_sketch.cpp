@@ -68,7 +68,7 @@ void DistinctSketch::columns(const Hash128& key, std::uint32_t* out) const noexc
     }
 }
 
-bool DistinctSketch::add(const Hash128& key, std::uint64_t pair) noexcept {
+std::optional<double> DistinctSketch::add(const Hash128& key, std::uint64_t pair) noexcept {
     total_.add(pair);
     const hll::Position p = hll::position(pair, params_.register_bits);
     std::uint32_t cols[16];
@@ -83,12 +83,17 @@ bool DistinctSketch::add(const Hash128& key, std::uint64_t pair) noexcept {
         reg = p.rank;
         rose = true;
     }
-    return rose;
+    if (!rose) return std::nullopt;
+    return estimate_at(cols);
 }
 
 double DistinctSketch::estimate(const Hash128& key) const noexcept {
     std::uint32_t cols[16];
     columns(key, cols);
+    return estimate_at(cols);
+}
+
+double DistinctSketch::estimate_at(const std::uint32_t* cols) const noexcept {
     double best = std::numeric_limits<double>::infinity();
     for (std::uint32_t row = 0; row < params_.depth; ++row) {
         const std::size_t cell = std::size_t{row} * params_.width + cols[row];

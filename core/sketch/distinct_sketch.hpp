@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/key/hash.hpp"
@@ -61,9 +62,10 @@ public:
     explicit DistinctSketch(const DistinctSketchParams& params = {});
 
     /// Counts the pair of `pair` (pair_hash of the key's hash and the item's)
-    /// for the key of `key`. True when a register of the key's cells rose:
-    /// the key's estimate may have grown.
-    bool add(const Hash128& key, std::uint64_t pair) noexcept;
+    /// for the key of `key`. When a register of the key's cells rose, the
+    /// key's estimate may have grown: it is returned, from the columns just
+    /// located; otherwise nothing.
+    std::optional<double> add(const Hash128& key, std::uint64_t pair) noexcept;
 
     /// The key's estimate: the smallest of its cells' counters.
     double estimate(const Hash128& key) const noexcept;
@@ -87,6 +89,7 @@ public:
 
 private:
     void columns(const Hash128& key, std::uint32_t* out) const noexcept;
+    double estimate_at(const std::uint32_t* columns) const noexcept;
     void recount() noexcept;
 
     DistinctSketchParams params_;
