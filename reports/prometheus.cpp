@@ -27,7 +27,10 @@ std::string format_double(double value) {
 // One metric family at a time: HELP and TYPE first, then any number of samples.
 class FamilyWriter {
 public:
-    explicit FamilyWriter(std::string& text) : out_(std::back_inserter(text)) {}
+    /// `probe`: the probe label every sample carries (none when empty).
+    FamilyWriter(std::string& text, std::string_view probe) : out_(std::back_inserter(text)) {
+        if (!probe.empty()) probe_label_ = fmt::format("probe=\"{}\"", escape_label_value(probe));
+    }
 
     void family(std::string_view name, std::string_view type, std::string_view help) {
         name_ = name;
@@ -46,15 +49,23 @@ public:
 
     // `labels` is already rendered ("" or `{a="b",...}`).
     void sample(std::string_view labels, std::uint64_t value) {
-        fmt::format_to(out_, "{}{} {}\n", name_, labels, value);
+        fmt::format_to(out_, "{}{} {}\n", name_, with_probe(labels), value);
     }
     void sample(std::string_view labels, double value) {
-        fmt::format_to(out_, "{}{} {}\n", name_, labels, format_double(value));
+        fmt::format_to(out_, "{}{} {}\n", name_, with_probe(labels), format_double(value));
     }
 
 private:
+    // The probe label first, then the sample's own.
+    std::string with_probe(std::string_view labels) const {
+        if (probe_label_.empty()) return std::string(labels);
+        if (labels.empty()) return "{" + probe_label_ + "}";
+        return "{" + probe_label_ + "," + std::string(labels.substr(1));
+    }
+
     Out out_;
     std::string name_;
+    std::string probe_label_;
 };
 
 struct Label {
@@ -189,7 +200,7 @@ void PrometheusExposition::observe(const Report& report) {
 std::string PrometheusExposition::render() const {
     std::string text;
     text.reserve(4096);
-    FamilyWriter writer(text);
+    FamilyWriter writer(text, gauges_ ? std::string_view(gauges_->probe) : std::string_view());
 
     writer.family("flowsketch_frames_total", "counter",
                   "Frames read (after the BPF filter), keyed or not");

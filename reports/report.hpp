@@ -61,6 +61,12 @@ struct Report {
     bool counts_are_lower_bounds = false;     // frames were dropped before flowsketch saw them
     bool truncated = false;             // an input ended early or was damaged
     std::vector<std::string> warnings;  // human-readable, one per problem
+    /// Which probe measured (--probe; the host name by default), or the probes a
+    /// merged report sums, comma-separated. Empty: not named (renderers omit it
+    /// where a format has no field for it).
+    std::string probe;
+    /// The hash seed of every sketch (--seed): probes merge only at the same seed.
+    std::uint64_t seed = 0;
 };
 
 const char* kind_name(ReportKind kind) noexcept;

@@ -11,6 +11,7 @@ packages=(
   libboost-dev                                   # Asio and Beast (header-only)
   libcli11-dev libfmt-dev                        # command line, formatting
   libxxhash-dev                                  # XXH3: the one hash per packet
+  libzstd-dev                                    # snapshots (--snapshot-dir) are zstd-compressed
   libgtest-dev nlohmann-json3-dev                # tests (JSON parser to check our output)
   libbenchmark-dev                               # micro-benchmarks
   clang libclang-rt-14-dev                       # libFuzzer builds of the fuzz targets

@@ -19,6 +19,8 @@ using CommandRunner = std::function<int()>;
 void setup_measure_command(CLI::App& app, CommandRunner& runner);
 /// `flowsketch gen`: synthetic traffic with exact per-flow truth.
 void setup_gen_command(CLI::App& app, CommandRunner& runner);
+/// `flowsketch merge`: snapshots of many probes and intervals into reports.
+void setup_merge_command(CLI::App& app, CommandRunner& runner);
 /// `flowsketch lab`: reproduce the seed papers' experiments.
 void setup_lab_command(CLI::App& app, CommandRunner& runner);
 

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     setup_measure_command(app, runner);
     setup_gen_command(app, runner);
     setup_lab_command(app, runner);
+    setup_merge_command(app, runner);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

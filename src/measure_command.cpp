@@ -22,6 +22,7 @@
 #include "src/privileges.hpp"
 #include "src/sinks/metrics_publisher.hpp"
 #include "src/sinks/metrics_server.hpp"
+#include "src/sinks/snapshot_writer.hpp"
 
 namespace flowsketch::app {
 namespace {
@@ -59,6 +60,9 @@ struct MeasureOptions {
     double speed = 0;          // replay pace: packet time runs this many times wall time
     unsigned threads = 1;
     std::uint64_t max_memory = std::uint64_t{1} << 30;  // the measurement state
+    std::string probe;          // empty: the host name
+    std::uint64_t seed = core::MeasurementConfig{}.hash_seed;
+    std::string snapshot_dir;   // --snapshot-dir: a snapshot file per window
 };
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -73,6 +77,25 @@ void install_stop_handlers() {
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, nullptr);
     sigaction(SIGTERM, &action, nullptr);
+}
+
+// --probe, or the host name (up to its first dot when the whole is no probe name).
+std::string probe_name(const std::string& given) {
+    if (!given.empty()) {
+        if (!reports::valid_probe_name(given)) {
+            throw std::invalid_argument(fmt::format(
+                "--probe '{}': a probe name is 1 to 64 of A-Z a-z 0-9 . _ : -", given));
+        }
+        return given;
+    }
+    std::array<char, 256> host{};
+    if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';
+    std::string name(host.data());
+    if (!reports::valid_probe_name(name)) name = name.substr(0, name.find('.'));
+    if (!reports::valid_probe_name(name)) {
+        throw std::invalid_argument(fmt::format("the host name '{}' is no probe name: give --probe NAME", name));
+    }
+    return name;
 }
 
 std::string join(const std::vector<std::string>& words) {
@@ -328,6 +351,12 @@ int run_measure(const MeasureOptions& options) {
     config.interface_names = options.interfaces;
     config.interval_seconds = options.interval;
     config.threads = options.threads;
+    config.measurement.hash_seed = options.seed;
+    try {
+        config.probe = probe_name(options.probe);
+    } catch (const std::invalid_argument& e) {
+        return fail(exit_usage_error, e.what());
+    }
     config.measurement.top_k = options.top;
     config.measurement.track_flows = !options.no_flows;
     config.measurement.lifecycle.max_flows = options.max_flows;
@@ -347,6 +376,7 @@ int run_measure(const MeasureOptions& options) {
     std::unique_ptr<reports::ReportOutput> stdout_output;
     std::unique_ptr<reports::ReportOutput> file_output;
     std::unique_ptr<reports::ReportWriter> writer;
+    std::unique_ptr<SnapshotWriter> snapshots;
     try {
         config.measurement.sketch = sketch_params(options);
         check_memory(options, config.measurement);
@@ -368,6 +398,14 @@ int run_measure(const MeasureOptions& options) {
             writers.push_back(std::make_unique<MetricsPublisher>(*metrics_server, exposition));
         }
         writer = reports::make_tee_writer(std::move(writers));
+        if (!options.snapshot_dir.empty()) {
+            SnapshotWriterOptions snapshot_options;
+            snapshot_options.directory = options.snapshot_dir;
+            snapshot_options.wait_when_full = options.interfaces.empty();
+            snapshot_options.sync_each = !options.interfaces.empty();
+            snapshots = std::make_unique<SnapshotWriter>(snapshot_options);
+            config.snapshots = snapshots.get();
+        }
         pipeline = std::make_unique<Pipeline>(config, *writer);
     } catch (const std::invalid_argument& e) {
         return fail(exit_usage_error, e.what());
@@ -381,6 +419,17 @@ int run_measure(const MeasureOptions& options) {
                                ? run_live(options, filter, *pipeline, io, file_output.get())
                                : run_replay(options, filter, *pipeline, io);
         if (status == exit_ok) writer->finish();
+        if (snapshots) {
+            snapshots->finish();
+            if (!snapshots->sync_error().empty() && status == exit_ok) {
+                return fail(exit_runtime_error, snapshots->sync_error());
+            }
+            const std::uint64_t failed = snapshots->failed();
+            if (failed > 0 && status == exit_ok) {
+                return fail(exit_runtime_error, fmt::format("{} of {} snapshots could not be written to {}", failed,
+                                                            failed + snapshots->written(), options.snapshot_dir));
+            }
+        }
         return status;
     } catch (const std::runtime_error& e) {
         return fail(exit_runtime_error, fmt::format("cannot write reports: {}", e.what()));
@@ -509,6 +558,17 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
         ->type_name("SIZE")
         ->transform(CLI::AsSizeValue(false))
         ->default_str("1GiB");
+    app.add_option("--probe", options->probe,
+                   "Name this probe in every report and snapshot (default: the host name)")
+        ->type_name("NAME");
+    app.add_option("--seed", options->seed,
+                   "Hash seed of every sketch; probes whose snapshots are merged must share it")
+        ->type_name("SEED")
+        ->default_str(fmt::format("{:#x}", core::MeasurementConfig{}.hash_seed));
+    app.add_option("--snapshot-dir", options->snapshot_dir,
+                   "Write each interval's (or, with --interval 0, the run's) snapshot to DIR, for "
+                   "`flowsketch merge`")
+        ->type_name("DIR");
     app.add_option("-o,--output", options->output,
                    "Append reports to FILE instead of standard output (whole reports only)")
         ->type_name("FILE");

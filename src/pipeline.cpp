@@ -172,6 +172,7 @@ void Pipeline::close_interval(std::int64_t next_timestamp_ns) {
     emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
                               interval_, to_seconds(interval_start_ns_),
                               to_seconds(interval_end_ns_)));
+    snapshot(core::Window::interval, interval_, interval_start_ns_, interval_end_ns_);
     total_.add(interval_);
     interval_.reset();
     measurement_.start_new_interval();
@@ -204,11 +205,14 @@ void Pipeline::finish() {
         emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
                                   interval_, to_seconds(interval_start_ns_),
                                   to_seconds(interval_end_ns_)));
+        snapshot(core::Window::interval, interval_, interval_start_ns_, interval_end_ns_);
     }
     total_.add(interval_);
     interval_.reset();
     emit(make_report(reports::ReportKind::final_report, measurement_.summary(core::Window::run),
                               total_, to_seconds(first_ns_), to_seconds(last_ns_)));
+    // Without intervals the run is the one window; with them, it is their merge.
+    if (interval_ns_ == 0 && seen_any_) snapshot(core::Window::run, total_, first_ns_, last_ns_);
 }
 
 void Pipeline::set_capture_stats(const std::vector<capture::CaptureStats>& cumulative) {
@@ -226,6 +230,7 @@ void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns) {
     measurement_.advance_to(end_ns);
     emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
                               interval_, to_seconds(start_ns), to_seconds(end_ns)));
+    snapshot(core::Window::interval, interval_, start_ns, end_ns);
     total_.add(interval_);
     interval_.reset();
     measurement_.start_new_interval();
@@ -243,12 +248,52 @@ void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_
     }
     emit(make_report(reports::ReportKind::final_report, measurement_.summary(core::Window::run),
                               total_, to_seconds(run_start_ns), to_seconds(end_ns)));
+    if (interval_ns_ == 0) snapshot(core::Window::run, total_, run_start_ns, end_ns);
+}
+
+void Pipeline::snapshot(core::Window window, const Counters& counters, std::int64_t start_ns,
+                        std::int64_t end_ns) {
+    if (config_.snapshots == nullptr) return;
+    reports::Snapshot snapshot;
+    core::WindowValue& value = snapshot.value;
+    value = measurement_.window_value(window);
+    value.start_ns = start_ns;
+    value.end_ns = end_ns;
+    value.frames = counters.frames;
+    for (std::size_t i = 1; i < capture::skip_reason_count; ++i) {
+        value.skipped.push_back(core::NamedCount{
+            std::string(capture::skip_reason_name(static_cast<capture::SkipReason>(i))), counters.skipped[i]});
+    }
+    for (std::size_t i = 0; i < config_.interface_names.size(); ++i) {
+        const auto& stats = counters.source_stats[i];
+        value.interfaces.push_back(core::InterfaceCounts{config_.interface_names[i], counters.source_frames[i],
+                                                         stats.received, stats.dropped, stats.if_dropped});
+    }
+    reports::SnapshotContext& context = snapshot.context;
+    context.probe = config_.probe;
+    context.memory_bytes = measurement_.memory_bytes();
+    const std::vector<core::Aggregation>& aggregations = measurement_.aggregations();
+    for (std::size_t k = 1; k < aggregations.size(); ++k) {  // as the reports count a spec's state
+        context.key_memory_bytes.push_back(sizeof(core::Aggregation) + aggregations[k].memory_bytes());
+    }
+    if (const core::FlowLifecycle* lifecycle = measurement_.lifecycle()) {
+        context.flows.seen_filter = std::string(core::seen_filter_kind_name(lifecycle->config().kind));
+        context.flows.idle_timeout = to_seconds(lifecycle->config().idle_timeout_ns);
+        context.flows.generations = lifecycle->config().generations;
+        context.flows.max_flows = lifecycle->config().max_flows;
+        context.flows.memory_bytes = lifecycle->memory_bytes();
+    }
+    context.truncated = truncated_;
+    context.warnings = warnings_;
+    config_.snapshots->submit(std::move(snapshot));
 }
 
 reports::Report Pipeline::make_report(reports::ReportKind kind, const core::WindowSummary& summary,
                                       const Counters& counters, double start, double end) const {
     reports::Report report;
     report.kind = kind;
+    report.probe = config_.probe;
+    report.seed = config_.measurement.hash_seed;
     report.start = start;
     report.end = end;
     report.frames = counters.frames;

@@ -18,6 +18,7 @@
 #include "reports/report_writer.hpp"
 #include "src/core_contention.hpp"
 #include "src/measurement_worker.hpp"
+#include "src/sinks/snapshot_writer.hpp"
 
 namespace flowsketch::app {
 
@@ -34,6 +35,10 @@ struct PipelineConfig {
     /// 1: everything on the calling thread. 2: the sketches are updated on a
     /// second thread (same reports; see MeasurementWorker).
     unsigned threads = 1;
+    /// --probe: the name every report and snapshot carries.
+    std::string probe;
+    /// --snapshot-dir: where each closed window's snapshot goes (none if null).
+    SnapshotWriter* snapshots = nullptr;
 };
 
 class Pipeline {
@@ -149,6 +154,9 @@ private:
     /// Every packet so far is in the measurement (call before reading it).
     void sync();
     void emit(const reports::Report& report);
+    /// Hands the window's value to the snapshot writer (if any); after sync(),
+    /// before the window's lanes are cleared.
+    void snapshot(core::Window window, const Counters& counters, std::int64_t start_ns, std::int64_t end_ns);
     reports::Report make_report(reports::ReportKind kind, const core::WindowSummary& summary,
                                 const Counters& counters, double start, double end) const;
 

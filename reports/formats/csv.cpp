@@ -14,7 +14,8 @@ namespace flowsketch::reports {
 
 std::string csv_header() {
     return "kind,start,end,ranking,rank,proto,src,dst,sport,dport,estimate,lower,"
-           "window_packets,window_bytes,epsilon,delta,shares_cells,key,distinct,distinct_lower,distinct_upper\n";
+           "window_packets,window_bytes,epsilon,delta,shares_cells,key,distinct,distinct_lower,distinct_upper,probe,"
+           "seed\n";
 }
 
 namespace {
@@ -50,10 +51,11 @@ std::string to_csv_rows(const Report& report) {
                 distinct = fmt::format("{:.0f},{:.0f},{}", d.estimate, std::floor(d.lower),
                                        std::isfinite(d.upper) ? fmt::format("{:.0f}", std::ceil(d.upper)) : "");
             }
-            fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
+            fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:#018x}\n",
                            kind_name(report.kind), report.start, report.end, ranking, rank, proto, src, dst, sport,
                            dport, row.estimate, row.lower, report.packets, report.bytes, report.sketch.epsilon,
-                           report.sketch.delta, row.shares_cells ? 1 : 0, csv_value(list.spec.name()), distinct);
+                           report.sketch.delta, row.shares_cells ? 1 : 0, csv_value(list.spec.name()), distinct,
+                           csv_value(report.probe), report.seed);
         }
     };
     append("packets", report.top_packets, nullptr);

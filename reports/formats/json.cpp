@@ -230,7 +230,10 @@ std::string to_json(const Report& report) {
         first = false;
         append_json_string(out, warning);
     }
-    fmt::format_to(out, "]}}");
+    fmt::format_to(out, "],\"probe\":");
+    append_json_string(out, report.probe);
+    // A string: a 64-bit seed does not survive a reader's doubles.
+    fmt::format_to(out, ",\"seed\":\"{:#018x}\"}}", report.seed);
     return text;
 }
 

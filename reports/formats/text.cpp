@@ -161,6 +161,9 @@ std::string to_text(const Report& report) {
     const char* title = report.kind == ReportKind::interval ? "interval" : "final report";
     fmt::format_to(out, "== flowsketch {}: {} -> {} UTC ({:.3f} s)\n", title, utc_time(report.start),
                    utc_time(report.end), report.end - report.start);
+    if (!report.probe.empty()) {
+        fmt::format_to(out, "  probe {}   seed {:#018x}\n", report.probe, report.seed);
+    }
     fmt::format_to(out, "  frames {}   IP packets {}   bytes {}\n", with_separators(report.frames),
                    with_separators(report.packets), with_separators(report.bytes));
     std::string skipped;

@@ -123,16 +123,18 @@ TEST(KeysEndToEnd, TextCsvAndKeyOrderFollowTheCommandLine) {
     ASSERT_NE(dport, std::string::npos) << text.out;
     ASSERT_NE(dst, std::string::npos) << text.out;
     EXPECT_LT(dport, dst);
-    const RunResult csv = run_flowsketch("-r " + path + " --interval 0 --top 2 --key dst/24 --format csv");
+    const RunResult csv =
+        run_flowsketch("-r " + path + " --interval 0 --top 2 --key dst/24 --format csv --probe test");
     ASSERT_EQ(csv.exit_code, 0) << csv.err;
     const std::vector<std::string> rows = lines_of(csv.out);
     // The header, the 5-tuple's two lists of two, the key's two lists of one
     // (every destination of the capture lies in one /24).
     ASSERT_EQ(rows.size(), 1u + 4u + 2u);
     EXPECT_NE(rows[0].find(",key,"), std::string::npos) << rows[0];
-    EXPECT_EQ(rows[1].substr(rows[1].size() - 10), ",5tuple,,,");  // no distinct count
+    const std::string probe_and_seed = ",test,0x666c6f77736b7463";
+    EXPECT_EQ(rows[1].substr(rows[1].size() - 34), ",5tuple,,," + probe_and_seed);  // no distinct count
     EXPECT_NE(rows[5].find(",227.213.154.0/24,"), std::string::npos) << rows[5];
-    EXPECT_EQ(rows[5].substr(rows[5].size() - 15), ",\"dst/24,64\",,,");
+    EXPECT_EQ(rows[5].substr(rows[5].size() - 39), ",\"dst/24,64\",,," + probe_and_seed);
 }
 
 TEST(KeysEndToEnd, ASpecGivenTwiceOrTheDefaultOnce) {
