@@ -1,5 +1,6 @@
 // The default command: replay capture files (-r) through the pipeline.
 #include <fmt/format.h>
+#include <malloc.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -407,6 +408,15 @@ int run_measure(const MeasureOptions& options) {
             config.snapshots = snapshots.get();
         }
         pipeline = std::make_unique<Pipeline>(config, *writer);
+        if (snapshots) {
+            // A snapshot passes through a few buffers of a sketch's size, allocated on this
+            // thread and freed on the writer's. Kept in the heap rather than mapped and
+            // unmapped each time, they are not faulted in anew for every snapshot: a third of
+            // the CPU time snapshots cost (docs/snapshots.md). The measurement's own tables,
+            // allocated above, are not affected.
+            ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+            ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
+        }
     } catch (const std::invalid_argument& e) {
         return fail(exit_usage_error, e.what());
     } catch (const std::runtime_error& e) {
