@@ -96,9 +96,13 @@ void print_table(const Table& table, Format format) {
             names.push_back(f.name);
         }
     }
+    std::vector<std::string> headings = names;
+    for (std::string& heading : headings) {
+        if (heading == "expected") heading = table.expected_heading;
+    }
     std::vector<std::vector<std::string>> cells;
     std::vector<std::size_t> widths;
-    for (const auto& name : names) widths.push_back(name.size());
+    for (const auto& heading : headings) widths.push_back(heading.size());
     for (const Row& row : table.rows) {
         std::vector<std::string> line;
         for (std::size_t i = 0; i < names.size(); ++i) {
@@ -113,7 +117,7 @@ void print_table(const Table& table, Format format) {
     }
     std::string header = " ";
     for (std::size_t i = 0; i < names.size(); ++i) {
-        header += fmt::format(" {:>{}}", names[i], widths[i]);
+        header += fmt::format(" {:>{}}", headings[i], widths[i]);
     }
     fmt::print("{}\n", header);
     for (const auto& line : cells) {
