@@ -86,6 +86,10 @@ struct Summary {
 };
 Summary summarize(const std::vector<double>& values);
 
+/// P(X ≥ x) for X chi-squared with `degrees` degrees of freedom (the upper
+/// regularised incomplete gamma function Q(degrees/2, x/2)).
+double chi_squared_tail(double x, double degrees) noexcept;
+
 }  // namespace flowsketch::app::lab
 
 #include "src/lab/lab_impl.hpp"
