@@ -19,6 +19,7 @@ packages=(
   time                                           # /usr/bin/time: peak RSS in benchmarks
   tcpreplay iproute2 procps                      # live-capture test: veth pair in namespaces
   prometheus curl                                # monitoring test: a real Prometheus scrapes /metrics
+  groff-base                                     # install test: the man page renders without warnings
 )
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null

@@ -1,4 +1,5 @@
 // The default command: replay capture files (-r) through the pipeline.
+#include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
 #include <malloc.h>
 #include <sys/stat.h>
@@ -9,12 +10,16 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "src/cli/range.hpp"
 #include "src/commands.hpp"
+#include "src/progress_meter.hpp"
 #include "reports/format_registry.hpp"
 #include "reports/prometheus.hpp"
 #include "src/live_runner.hpp"
@@ -60,6 +65,8 @@ struct MeasureOptions {
     bool realtime = false;     // replay paced by packet timestamps
     double speed = 0;          // replay pace: packet time runs this many times wall time
     unsigned threads = 1;
+    bool quiet = false;     // no progress line
+    bool progress = false;  // a progress line even live, or when stderr is not a terminal
     std::uint64_t max_memory = std::uint64_t{1} << 30;  // the measurement state
     std::string probe;          // empty: the host name
     std::uint64_t seed = core::MeasurementConfig{}.hash_seed;
@@ -242,9 +249,19 @@ std::vector<core::KeySpec> extra_key_specs(const std::vector<std::string>& texts
     return specs;
 }
 
+// Words after the options are a BPF filter (as in tcpdump), so `-r a.pcap
+// b.pcap` makes b.pcap a filter: when that filter fails, say what was meant.
+std::string file_in_filter_hint(const std::vector<std::string>& filter_words) {
+    if (filter_words.empty()) return {};
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(filter_words.front(), error)) return {};
+    return fmt::format(" ('{}' is a file: give each capture file its own -r, as in -r A -r B)",
+                       filter_words.front());
+}
+
 // Replays capture files in order as one stream; intervals in packet time.
 int run_replay(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline,
-               boost::asio::io_context& io) {
+               boost::asio::io_context& io, ProgressMeter* progress) {
     const double speed = options.realtime ? 1.0 : options.speed;
     // Open every file (and compile the filter against each link type) before
     // reading any: a bad file or filter fails before the first report.
@@ -255,12 +272,13 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
             warn_if_not_decoded(path, sources.back()->link_type());
         }
     } catch (const capture::FilterError& e) {
-        return fail(exit_usage_error, e.what());
+        return fail(exit_usage_error, e.what() + file_in_filter_hint(options.filter_words));
     } catch (const capture::CaptureError& e) {
         return fail(exit_runtime_error, e.what());
     }
 
     ReplayStream stream(sources, pipeline);
+    stream.set_progress(progress);
     if (!options.listen.empty() || speed > 0) {
         PacedReplay replay(io, stream, pipeline, speed, options.count, !options.listen.empty());
         replay.start();
@@ -284,6 +302,9 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
         if (n == 0 && stream.interrupted()) continue;  // the loop's condition tells a stop
         if (n == 0) break;
         pipeline.on_frames(batch.first(n), link, stream.frame_storage());
+        if (progress != nullptr) {
+            progress->update(pipeline.frames_total(), [&stream] { return stream.bytes_read(); });
+        }
     }
     pipeline.finish();
     return exit_ok;
@@ -291,7 +312,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
 
 // Captures live interfaces on one Asio event loop until SIGINT/SIGTERM or -c.
 int run_live(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline,
-             boost::asio::io_context& io, reports::ReportOutput* file_output) {
+             boost::asio::io_context& io, reports::ReportOutput* file_output, ProgressMeter* progress) {
     std::vector<std::unique_ptr<capture::PcapLiveSource>> sources;
     try {
         for (const auto& name : options.interfaces) {
@@ -320,9 +341,38 @@ int run_live(const MeasureOptions& options, const std::string& filter, Pipeline&
         if (file_output != nullptr) file_output->reopen();
     };
     runner.start();
+    // The runner stops the loop at the end, and with it this timer.
+    boost::asio::steady_timer progress_timer(io);
+    std::function<void()> redraw = [&] {
+        progress_timer.expires_after(std::chrono::milliseconds(100));
+        progress_timer.async_wait([&](const boost::system::error_code& error) {
+            if (error) return;
+            progress->show(0, pipeline.frames_total());
+            redraw();
+        });
+    };
+    if (progress != nullptr) redraw();
     io.run();
     if (!runner.error().empty()) return fail(exit_runtime_error, runner.error());
     return exit_ok;
+}
+
+// A progress line on stderr: replays draw it when stderr is a terminal,
+// live capture only with --progress (which also forces it); --quiet never.
+std::unique_ptr<ProgressMeter> make_progress_meter(const MeasureOptions& options) {
+    if (options.quiet) return nullptr;
+    const bool live = !options.interfaces.empty();
+    if (!options.progress && (live || ::isatty(STDERR_FILENO) == 0)) return nullptr;
+    if (live) return std::make_unique<ProgressMeter>(stderr, ProgressMeter::Input::live, 0);
+    std::uint64_t total = 0;
+    for (const std::string& path : options.files) {
+        std::error_code error;
+        if (path == "-" || !std::filesystem::is_regular_file(path, error)) {
+            return std::make_unique<ProgressMeter>(stderr, ProgressMeter::Input::pipe, 0);
+        }
+        total += std::filesystem::file_size(path, error);
+    }
+    return std::make_unique<ProgressMeter>(stderr, ProgressMeter::Input::files, total);
 }
 
 int run_measure(const MeasureOptions& options) {
@@ -378,6 +428,7 @@ int run_measure(const MeasureOptions& options) {
     std::unique_ptr<reports::ReportOutput> file_output;
     std::unique_ptr<reports::ReportWriter> writer;
     std::unique_ptr<SnapshotWriter> snapshots;
+    std::unique_ptr<ProgressMeter> progress = make_progress_meter(options);
     try {
         config.measurement.sketch = sketch_params(options);
         check_memory(options, config.measurement);
@@ -407,6 +458,7 @@ int run_measure(const MeasureOptions& options) {
             snapshots = std::make_unique<SnapshotWriter>(snapshot_options);
             config.snapshots = snapshots.get();
         }
+        if (progress != nullptr) writer = make_progress_clearing_writer(std::move(writer), *progress);
         pipeline = std::make_unique<Pipeline>(config, *writer);
         if (snapshots) {
             // A snapshot passes through a few buffers of a sketch's size, allocated on this
@@ -426,8 +478,8 @@ int run_measure(const MeasureOptions& options) {
     const std::string filter = join(options.filter_words);
     try {
         const int status = !options.interfaces.empty()
-                               ? run_live(options, filter, *pipeline, io, file_output.get())
-                               : run_replay(options, filter, *pipeline, io);
+                               ? run_live(options, filter, *pipeline, io, file_output.get(), progress.get())
+                               : run_replay(options, filter, *pipeline, io, progress.get());
         if (status == exit_ok) writer->finish();
         if (snapshots) {
             snapshots->finish();
@@ -451,23 +503,27 @@ int run_measure(const MeasureOptions& options) {
 void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     auto options = std::make_shared<MeasureOptions>();
     app.add_option("-r,--read", options->files,
-                   "Capture file to replay (pcap or pcapng; - reads standard input; "
-                   "repeat: files form one stream in order)")
+                   "Capture file to replay (pcap or pcapng; - reads standard input); "
+                   "repeat -r for several files, which form one stream in order")
         ->type_name("FILE")
-        ->allow_extra_args(false);  // -r A tcp: "tcp" starts the filter, not a second file
+        ->expected(1)  // -r A tcp: "tcp" starts the filter, not a second file
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_option("-i,--interface", options->interfaces,
                    "Capture live from IFACE (repeat for several; 'any' on Linux)")
         ->type_name("IFACE")
-        ->allow_extra_args(false);
+        ->expected(1)
+        ->allow_extra_args(false)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
     app.add_flag("-p,--no-promiscuous-mode", options->no_promiscuous,
                  "Do not put interfaces into promiscuous mode");
     app.add_option("-s,--snapshot-length", options->snaplen, "Bytes to capture per frame")
         ->type_name("SNAPLEN")
-        ->check(CLI::Range(64, 262144))
+        ->check(cli::Range(64, 262144))
         ->capture_default_str();
     app.add_option("-B,--buffer-size", options->buffer_size,
                    "Kernel capture buffer in bytes (0: libpcap's default)")
-        ->check(CLI::Range(0, 1 << 30));
+        ->check(cli::Range(0, 1 << 30));
     app.add_flag("--immediate", options->immediate,
                  "Deliver each frame at once instead of in blocks (lower latency, more wake-ups)");
     app.add_option("-Z,--relinquish-privileges", options->user,
@@ -478,27 +534,27 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--interval", options->interval,
                    "Report every SECONDS (packet time for files, wall clock live; 0: final only)")
         ->type_name("SECONDS")
-        ->check(CLI::Range(0.0, 1e9))
+        ->check(cli::Range(0.0, 1e9))
         ->capture_default_str();
     app.add_option("--epsilon", options->epsilon,
                    "Count-Min additive error, as a fraction of the window's total")
-        ->check(CLI::Range(1e-7, 0.5))
+        ->check(cli::Range(1e-7, 0.5))
         ->capture_default_str();
     app.add_option("--delta", options->delta, "Count-Min failure probability")
-        ->check(CLI::Range(1e-12, 0.5))
+        ->check(cli::Range(1e-12, 0.5))
         ->capture_default_str();
     app.add_option("--width", options->width,
                    "Count-Min width (overrides --epsilon; rounded up to a prime for km)")
-        ->check(CLI::Range(2u, 1u << 28));
+        ->check(cli::Range(2u, 1u << 28));
     app.add_option("--depth", options->depth, "Count-Min depth (overrides --delta)")
-        ->check(CLI::Range(1u, 64u));
+        ->check(cli::Range(1u, 64u));
     app.add_option("--cms", options->variant,
                    "Count-Min index scheme: km (Kirsch-Mitzenmacher, prime width) or standard")
         ->check(CLI::IsMember({"km", "standard"}))
         ->capture_default_str();
     app.add_flag("--conservative", options->conservative, "Count-Min conservative update");
     app.add_option("--top", options->top, "Heavy hitters per report")
-        ->check(CLI::Range(1u, 10000u))
+        ->check(cli::Range(1u, 10000u))
         ->capture_default_str();
     std::string formats;
     for (const reports::FormatEntry& entry : reports::report_formats()) {
@@ -521,7 +577,7 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--speed", options->speed,
                    "Replay files X times as fast as their timestamps (0: as fast as possible)")
         ->type_name("X")
-        ->check(CLI::Range(0.0, 1e9));
+        ->check(cli::Range(0.0, 1e9));
     // The lifecycle is a large share of a replay's time (docs/benchmarks.md):
     // its seen filter is the largest structure, and a flood writes a new line
     // of it per packet. An operator who only asks who is eating the link skips it.
@@ -532,17 +588,17 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--idle-timeout", options->idle_timeout,
                    "A flow with no packet for SECONDS expires (packet time for files)")
         ->type_name("SECONDS")
-        ->check(CLI::Range(0.001, 1e7))
+        ->check(cli::Range(0.001, 1e7))
         ->capture_default_str()
         ->excludes(no_flows);
     app.add_option("--max-flows", options->max_flows,
                    "Concurrently active flows to size the seen filter for (fixes its memory)")
-        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
+        ->check(cli::Range(std::uint64_t{1}, std::uint64_t{1} << 32))
         ->capture_default_str()
         ->excludes(no_flows);
     app.add_option("--flow-fpr", options->flow_fpr,
                    "Target false-positive rate of the seen filter at --max-flows")
-        ->check(CLI::Range(1e-9, 0.5))
+        ->check(cli::Range(1e-9, 0.5))
         ->capture_default_str()
         ->excludes(no_flows);
     app.add_option("--seen-filter", options->seen_filter,
@@ -553,13 +609,13 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
         ->excludes(no_flows);
     app.add_option("--generations", options->generations,
                    "Generations per idle timeout: flows expire within timeout/G after it")
-        ->check(CLI::Range(1u, 14u))
+        ->check(cli::Range(1u, 14u))
         ->capture_default_str()
         ->excludes(no_flows);
     app.add_option("--threads", options->threads,
                    "1: one thread; 2: update the sketches on a second thread while the first "
                    "reads and decodes (same reports)")
-        ->check(CLI::Range(1u, 2u))
+        ->check(cli::Range(1u, 2u))
         ->capture_default_str();
     app.add_option("--max-memory", options->max_memory,
                    "Refuse a measurement state (Count-Min sketch, seen filter, heavy-hitter "
@@ -579,6 +635,12 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
                    "Write each interval's (or, with --interval 0, the run's) snapshot to DIR, for "
                    "`flowsketch merge`")
         ->type_name("DIR");
+    CLI::Option* quiet = app.add_flag(
+        "-q,--quiet", options->quiet,
+        "No progress line (replays show one on stderr when it is a terminal)");
+    app.add_flag("--progress", options->progress,
+                 "A progress line on stderr even live or when stderr is not a terminal")
+        ->excludes(quiet);
     app.add_option("-o,--output", options->output,
                    "Append reports to FILE instead of standard output (whole reports only)")
         ->type_name("FILE");

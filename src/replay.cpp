@@ -41,9 +41,11 @@ void ReplayStream::end_current(capture::ReadStatus status) {
         const std::string message = fmt::format(
             "{}: {} (the packets before the damage are counted)", source.path(),
             source.damage_message());
+        if (progress_ != nullptr) progress_->clear();
         fmt::print(stderr, "flowsketch: warning: {}\n", message);
         pipeline_.note_damage(message);
     }
+    done_bytes_ += source.bytes_read();
     ++current_;
 }
 

@@ -14,6 +14,7 @@
 
 #include "capture/file/pcap_file_source.hpp"
 #include "src/pipeline.hpp"
+#include "src/progress_meter.hpp"
 
 namespace flowsketch::app {
 
@@ -36,6 +37,12 @@ public:
     std::shared_ptr<const void> frame_storage() const {
         return current_ < sources_.size() ? sources_[current_]->frame_storage() : nullptr;
     }
+    /// Bytes of the files read so far, for progress.
+    std::uint64_t bytes_read() const noexcept {
+        return done_bytes_ + (current_ < sources_.size() ? sources_[current_]->bytes_read() : 0);
+    }
+    /// Erases `progress`'s line before a warning is printed (null: none shown).
+    void set_progress(ProgressMeter* progress) noexcept { progress_ = progress; }
 
 private:
     std::vector<std::unique_ptr<capture::PcapFileSource>>& sources_;
@@ -43,6 +50,8 @@ private:
     void end_current(capture::ReadStatus status);
 
     std::size_t current_ = 0;
+    std::uint64_t done_bytes_ = 0;
+    ProgressMeter* progress_ = nullptr;
     bool interrupted_ = false;
 };
 

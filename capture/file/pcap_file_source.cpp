@@ -22,6 +22,17 @@ using file::file_header_bytes;
 using file::load16;
 using file::load32;
 
+namespace {
+
+// libpcap's open errors often start with the file's name already.
+std::string naming_once(const std::string& path, const char* error) {
+    const std::string text = error;
+    if (text.rfind(path + ": ", 0) == 0) return text;
+    return path + ": " + text;
+}
+
+}  // namespace
+
 PcapFileSource::PcapFileSource(const std::string& path, const std::string& filter,
                                RecordReader reader)
     : path_(path) {
@@ -48,8 +59,14 @@ PcapFileSource::PcapFileSource(const std::string& path, const std::string& filte
     // Nanosecond precision: libpcap scales microsecond files up, never loses digits.
     handle_ = pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO,
                                                       errbuf);
-    if (handle_ == nullptr) throw CaptureError(path + ": " + errbuf);
+    if (handle_ == nullptr) throw CaptureError(naming_once(path, errbuf));
     apply_filter(filter, reader);
+}
+
+std::uint64_t PcapFileSource::bytes_read() const noexcept {
+    std::FILE* stream = handle_ != nullptr ? pcap_file(handle_) : nullptr;
+    const off_t position = stream != nullptr ? ftello(stream) : -1;
+    return position < 0 ? 0 : static_cast<std::uint64_t>(position);
 }
 
 PcapFileSource::PcapFileSource(std::FILE* stream, const std::string& name,
@@ -72,7 +89,7 @@ void PcapFileSource::open_stream(std::FILE* stream, const std::string& filter,
         // libpcap leaves the stream to us when it fails; on success pcap_close closes it.
         std::fclose(stream);
         pipe_ = nullptr;
-        throw CaptureError(path_ + ": " + errbuf);
+        throw CaptureError(naming_once(path_, errbuf));
     }
     apply_filter(filter, reader);
 }

@@ -74,6 +74,8 @@ public:
     std::size_t next_batch(std::span<Frame> frames, ReadStatus& status) override;
 
     const std::string& path() const noexcept { return path_; }
+    /// Bytes of the input read so far (the stream's position), for progress.
+    std::uint64_t bytes_read() const noexcept;
     int link_type() const noexcept override { return link_type_; }
     const std::string& damage_message() const noexcept {
         return in_place_ ? pool_.damage_message() : damage_;

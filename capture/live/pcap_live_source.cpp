@@ -64,8 +64,10 @@ PcapLiveSource::PcapLiveSource(const LiveOptions& options) : name_(options.inter
         std::string reason = pcap_statustostr(status);
         const char* detail = pcap_geterr(handle_);
         if (status == PCAP_ERROR && detail != nullptr && *detail != '\0') reason = detail;
+        // libpcap often repeats the status text as the detail: say it once.
         if ((status == PCAP_ERROR_NO_SUCH_DEVICE || status == PCAP_ERROR_PERM_DENIED) &&
-            detail != nullptr && *detail != '\0') {
+            detail != nullptr && *detail != '\0' && reason.find(detail) == std::string::npos &&
+            std::string(detail).find(reason) == std::string::npos) {
             reason += std::string(" (") + detail + ")";
         }
         fail(reason);

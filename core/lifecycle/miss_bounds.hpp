@@ -3,6 +3,7 @@
 // docs/flow-lifecycle.md, "new" and "ended".
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -33,8 +34,13 @@ inline double miss_ratio(double f) noexcept {
 /// Freedman over the arrivals, each missed with probability ≤ f, bounds the
 /// misses by f·arrivals plus the deviation; arrivals are detections plus
 /// misses, so the deviation grows by 1/(1 − f) = 1 + f/(1 − f).
+/// Markov's inequality (P(X ≥ k) ≤ μ/k) gives the tighter answer when so few
+/// misses are expected that Bernstein's floor, 2·ln(1000)/3 ≈ 4.6, dominates:
+/// the whole number k − 1 for the least k ≥ 1000·μ, 0 when μ ≤ 10⁻³.
 inline double miss_bound(double mu, double max_fpr) noexcept {
-    return mu + (1.0 + miss_ratio(max_fpr)) * bernstein_deviation(mu);
+    const double bernstein = mu + (1.0 + miss_ratio(max_fpr)) * bernstein_deviation(mu);
+    const double markov = std::max(std::ceil(1000.0 * mu), 1.0) - 1.0;
+    return std::min(bernstein, markov);
 }
 
 }  // namespace flowsketch::core::lifecycle

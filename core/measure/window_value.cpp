@@ -12,7 +12,7 @@
 namespace flowsketch::core {
 namespace {
 
-constexpr std::uint32_t window_value_version = 2;
+constexpr std::uint32_t window_value_version = 3;
 // Bounds on what a serialised value may announce, checked before allocating.
 constexpr std::uint32_t max_keys = 64;
 constexpr std::uint32_t max_named = 1024;
@@ -77,6 +77,7 @@ std::uint32_t read_count(ByteReader& in, const char* field, std::uint32_t max) {
 void add_flow_counts(FlowCounts& sum, const FlowCounts& window, double& expired_variance) {
     sum.new_flows += window.new_flows;
     sum.new_undercount_bound += window.new_undercount_bound;
+    sum.new_undercount_expected += window.new_undercount_expected;
     sum.expired += window.expired;
     expired_variance += window.expired_stderr * window.expired_stderr;
     sum.ended += window.ended;
@@ -256,6 +257,7 @@ std::vector<std::uint8_t> WindowValue::serialize() const {
             write_double(out, value);
         }
         out.u8(flows.overfilled ? 1 : 0);
+        write_double(out, flows.new_undercount_expected);  // version 3
     }
     return frame_value(SketchKind::window_value, window_value_version, hash_seed, out.bytes());
 }
@@ -369,6 +371,7 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
         const std::uint8_t overfilled = in.u8("overfilled");
         if (overfilled > 1) throw FormatError("window value: bad overfilled flag");
         f.overfilled = overfilled == 1;
+        if (version >= 3) f.new_undercount_expected = read_double(in, "expected missed flows");
     }
     in.expect_end("window value");
     return value;

@@ -2,7 +2,9 @@
 // fields may be added, never renamed or dropped.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <string>
 #include <utility>
@@ -44,6 +46,21 @@ void append_number(Out out, double value) {
     } else {
         fmt::format_to(out, "null");
     }
+}
+
+enum class Rounding { nearest, down, up };
+
+// A count as the integer a reader means; not finite (no bound) as null.
+void append_count(Out out, double value, Rounding rounding) {
+    if (!std::isfinite(value)) {
+        fmt::format_to(out, "null");
+        return;
+    }
+    value = std::max(value, 0.0);
+    value = rounding == Rounding::nearest ? std::round(value)
+            : rounding == Rounding::down  ? std::floor(value)
+                                          : std::ceil(value);
+    fmt::format_to(out, "{}", static_cast<std::uint64_t>(value));
 }
 
 void append_key_fields(Out out, const core::FlowKey& key, const core::KeySpec& spec) {
@@ -185,31 +202,60 @@ std::string to_json(const Report& report) {
     }
     if (report.has_flows) {
         const core::FlowCounts& f = report.flows.counts;
+        // Counts as the integers a reader means (estimates rounded, lower bounds
+        // down, upper bounds up); `precise` keeps every rounded number whole.
+        const auto hundredths = [](double value) { return std::round(value * 100.0) / 100.0; };
         fmt::format_to(out, ",\"flows\":{{\"new\":{},\"active\":", f.new_flows);
-        append_number(out, f.active);
+        append_count(out, f.active, Rounding::nearest);
         fmt::format_to(out, ",\"expired\":");
-        append_number(out, f.expired);
+        append_count(out, f.expired, Rounding::nearest);
         fmt::format_to(out, ",\"ended\":{},\"fpr\":", f.ended);
         append_number(out, f.fpr);
-        const std::pair<const char*, double> bounds[] = {
+        fmt::format_to(out, ",\"new_undercount_bound\":");
+        append_count(out, f.new_undercount_bound, Rounding::up);
+        fmt::format_to(out, ",\"active_stderr\":");
+        append_number(out, hundredths(f.active_stderr));
+        fmt::format_to(out, ",\"active_lower\":");
+        append_count(out, f.active_lower, Rounding::down);
+        fmt::format_to(out, ",\"active_upper\":");
+        append_count(out, f.active_upper, Rounding::up);
+        fmt::format_to(out, ",\"expired_stderr\":");
+        append_number(out, hundredths(f.expired_stderr));
+        fmt::format_to(out, ",\"ended_undercount_bound\":");
+        append_count(out, f.ended_undercount_bound, Rounding::up);
+        const std::pair<const char*, double> rates[] = {
+            {"max_fpr", f.max_fpr},
+            {"target_fpr", f.target_fpr},
+            {"idle_timeout", report.flows.idle_timeout},
+        };
+        for (const auto& [name, value] : rates) {
+            fmt::format_to(out, ",\"{}\":", name);
+            append_number(out, value);
+        }
+        fmt::format_to(out, ",\"overfilled\":{},\"generations\":{},\"max_flows\":{},"
+                            "\"seen_filter\":\"{}\",\"memory_bytes\":{}",
+                       f.overfilled, report.flows.generations, report.flows.max_flows,
+                       report.flows.seen_filter, report.flows.memory_bytes);
+        fmt::format_to(out, ",\"new_undercount_expected\":");
+        append_number(out, f.new_undercount_expected);
+        const std::pair<const char*, double> precise[] = {
+            {"active", f.active},
+            {"expired", f.expired},
             {"new_undercount_bound", f.new_undercount_bound},
             {"active_stderr", f.active_stderr},
             {"active_lower", f.active_lower},
             {"active_upper", f.active_upper},
             {"expired_stderr", f.expired_stderr},
             {"ended_undercount_bound", f.ended_undercount_bound},
-            {"max_fpr", f.max_fpr},
-            {"target_fpr", f.target_fpr},
-            {"idle_timeout", report.flows.idle_timeout},
         };
-        for (const auto& [name, value] : bounds) {
-            fmt::format_to(out, ",\"{}\":", name);
+        fmt::format_to(out, ",\"precise\":{{");
+        bool first_precise = true;
+        for (const auto& [name, value] : precise) {
+            fmt::format_to(out, "{}\"{}\":", first_precise ? "" : ",", name);
+            first_precise = false;
             append_number(out, value);
         }
-        fmt::format_to(out, ",\"overfilled\":{},\"generations\":{},\"max_flows\":{},"
-                            "\"seen_filter\":\"{}\",\"memory_bytes\":{}}}",
-                       f.overfilled, report.flows.generations, report.flows.max_flows,
-                       report.flows.seen_filter, report.flows.memory_bytes);
+        fmt::format_to(out, "}}}}");
     }
     fmt::format_to(out, ",\"interfaces\":[");
     first = true;

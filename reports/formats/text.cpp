@@ -28,6 +28,12 @@ std::string with_separators(std::uint64_t value) {
     return out;
 }
 
+// A non-negative estimate as the whole number a reader means, with separators.
+std::string rounded(double value) {
+    if (!std::isfinite(value)) return "∞";
+    return with_separators(static_cast<std::uint64_t>(std::llround(std::max(value, 0.0))));
+}
+
 std::string utc_time(double unix_seconds) {
     const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
     const auto millis = static_cast<int>((unix_seconds - std::floor(unix_seconds)) * 1000.0);
@@ -178,6 +184,10 @@ std::string to_text(const Report& report) {
                        interface.name, with_separators(interface.frames),
                        with_separators(interface.received), with_separators(interface.dropped),
                        with_separators(interface.if_dropped));
+        if (interface.name == "lo" || interface.name == "any") {
+            fmt::format_to(out, "    (received counts each loopback frame twice: the kernel hands libpcap "
+                                "its outgoing and its incoming copy, and libpcap keeps one)\n");
+        }
     }
     if (report.counts_are_lower_bounds) {
         fmt::format_to(out, "  note: frames were dropped before flowsketch saw them; every count "
@@ -200,11 +210,11 @@ std::string to_text(const Report& report) {
                        with_separators(flows.memory_bytes / 1024), flows.idle_timeout,
                        flows.idle_timeout / std::max<std::uint32_t>(flows.generations, 1));
         fmt::format_to(out,
-                       "    new {} (may miss up to {:.0f})   active {:.0f} ± {:.0f}   expired "
-                       "{:.0f} ± {:.0f}   ended (FIN/RST) {}   seen-filter fpr {:.2g} (target {:.2g})\n",
-                       with_separators(f.new_flows), std::ceil(f.new_undercount_bound), f.active,
-                       f.active_stderr, f.expired, f.expired_stderr, with_separators(f.ended), f.fpr,
-                       f.target_fpr);
+                       "    new {} (may miss up to {}, p ≥ 0.999)   active {} ± {}   expired {} ± {}   "
+                       "ended (FIN/RST) {}   seen-filter fpr {:.2g} (target {:.2g})\n",
+                       with_separators(f.new_flows), rounded(std::ceil(f.new_undercount_bound)),
+                       rounded(f.active), rounded(f.active_stderr), rounded(f.expired),
+                       rounded(f.expired_stderr), with_separators(f.ended), f.fpr, f.target_fpr);
     }
     append_table(text, "packets", "packets", report.top_packets, report.packets, s.epsilon);
     append_table(text, "bytes", "bytes", report.top_bytes, report.bytes, s.epsilon);

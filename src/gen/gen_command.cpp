@@ -11,6 +11,7 @@
 #include <system_error>
 #include <vector>
 
+#include "src/cli/range.hpp"
 #include "src/commands.hpp"
 #include "src/gen/gen_config.hpp"
 #include "src/gen/size_mix.hpp"
@@ -94,11 +95,11 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
                     "Truth file (default: the --out file with .truth.tsv appended)");
     cmd->add_option("--packets", config->packets, "Number of packets")
         ->check(unsigned_integer())
-        ->check(CLI::Range(std::uint64_t{1}, gen::max_packets))
+        ->check(cli::Range(std::uint64_t{1}, gen::max_packets))
         ->capture_default_str();
     cmd->add_option("--flows", config->flows, "Number of distinct flows (5-tuples)")
         ->check(unsigned_integer())
-        ->check(CLI::Range(std::uint64_t{1}, gen::max_flows))
+        ->check(cli::Range(std::uint64_t{1}, gen::max_flows))
         ->capture_default_str();
     cmd->add_option("--zipf", config->zipf, "Zipf exponent of flow popularity (0 = uniform)")
         ->check(finite_range(0, 100))
@@ -134,7 +135,7 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
         ->capture_default_str();
     cmd->add_option("--snaplen", config->snaplen, "Bytes captured per packet")
         ->check(unsigned_integer())
-        ->check(CLI::Range(std::uint32_t{1}, gen::max_snaplen))
+        ->check(cli::Range(std::uint32_t{1}, gen::max_snaplen))
         ->capture_default_str();
     cmd->add_option("--format", *format_text,
                     "Capture file format: pcap (classic, microseconds) or pcapng (one interface, "
@@ -143,7 +144,7 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
         ->capture_default_str();
     cmd->add_option("--start", config->start, "UNIX time of the first packet (seconds)")
         ->check(unsigned_integer())
-        ->check(CLI::Range(std::uint64_t{0}, std::uint64_t{0xffffffff}))
+        ->check(cli::Range(std::uint64_t{0}, std::uint64_t{0xffffffff}))
         ->capture_default_str();
     cmd->add_option("--seed", config->seed, "Random seed (same seed, same bytes)")
         ->check(unsigned_integer())
@@ -154,7 +155,7 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
                     "the span of the other traffic; on top of --packets (0: none)")
         ->type_name("FLOWS")
         ->check(unsigned_integer())
-        ->check(CLI::Range(std::uint64_t{0}, gen::max_syn_flood))
+        ->check(cli::Range(std::uint64_t{0}, gen::max_syn_flood))
         ->capture_default_str();
 
     // Lifetime mode: flows arrive, live, pause and end. Any of its options turns it on.

@@ -24,6 +24,7 @@
 //    the partition scheme worse at c = 12, 16 for small n (§8); for the
 //    unpartitioned schemes the analogous term is k² times smaller.
 // z_formula shows every scheme against the plain formula as well.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
@@ -71,6 +72,97 @@ core::Hash128 key(std::uint64_t trial_seed, std::uint64_t index) {
     return core::hash128(words, sizeof words, 0);
 }
 
+// KM's Fig. 2: the distribution of Q, the false positives among 10/p
+// queries, at n = 5000 and c = 8, for the partition and enhanced double
+// hashing schemes.
+constexpr std::uint32_t fig2_bits_per_item = 8;
+
+struct QueryCounts {
+    const char* scheme;
+    std::uint64_t m;
+    std::uint32_t k;
+    std::uint64_t queries;
+    double p;
+    std::vector<std::uint64_t> q;  // per trial
+};
+
+double binomial_pmf(std::uint64_t x, std::uint64_t n, double p) {
+    const double xd = static_cast<double>(x);
+    const double nd = static_cast<double>(n);
+    return std::exp(std::lgamma(nd + 1) - std::lgamma(xd + 1) - std::lgamma(nd - xd + 1) + xd * std::log(p) +
+                    (nd - xd) * std::log1p(-p));
+}
+
+// The paper's Fig. 2 as tables: per scheme, how many trials saw Q = x, beside
+// the normal curve it is compared with (trials·φ with mean 10/p·p and
+// variance 10/p·p(1 − p)) and the binomial it approximates; then the fit: a
+// chi-squared test against Binomial(10/p, p), adjacent values pooled until
+// each bin expects 5 trials, within when P(χ² ≥ observed) ≥ 0.001.
+std::vector<Table> distribution_tables(const std::vector<QueryCounts>& samples, std::uint64_t n,
+                                       std::uint64_t trials, std::uint64_t seed) {
+    Table bins;
+    bins.title = fmt_title("lab bloom — Kirsch–Mitzenmacher Fig. 2: distribution of Q, the false "
+                           "positives among 10/p queries (n = 5000, m/n = 8)",
+                           trials, seed);
+    bins.note = "  observed: trials with Q = x; normal (JSON: expected): trials x the paper's normal "
+                "density f; binomial: trials x P(Binomial(10/p, p) = x);\n  within: the scheme's fit below.";
+    bins.expected_heading = "normal";
+    bins.text_hidden = {"experiment", "n", "m", "k", "c", "rounds", "trials"};
+    Table fit;
+    fit.title = fmt_title("lab bloom — Fig. 2 fit: chi-squared of Q against Binomial(10/p, p)", trials, seed);
+    fit.note = "  observed: chi-squared over bins pooled to expect >= 5 trials each; expected: its degrees "
+               "of freedom (the mean of chi-squared); within: p_value >= 0.001.";
+    fit.text_hidden = {"experiment", "n", "c", "rounds", "trials"};
+    const double td = static_cast<double>(trials);
+    for (const QueryCounts& sample : samples) {
+        const double mean = static_cast<double>(sample.queries) * sample.p;
+        const double sd = std::sqrt(mean * (1 - sample.p));
+        std::vector<std::uint64_t> observed(sample.queries + 1, 0);
+        for (const std::uint64_t q : sample.q) ++observed[std::min<std::uint64_t>(q, sample.queries)];
+        // Pool from the left until a bin expects 5 trials; the rest joins the last bin.
+        double chi2 = 0;
+        std::uint64_t pooled_bins = 0;
+        double bin_expected = 0;
+        double bin_observed = 0;
+        double last_expected = 0;
+        double last_observed = 0;
+        for (std::uint64_t x = 0; x <= sample.queries; ++x) {
+            bin_expected += td * binomial_pmf(x, sample.queries, sample.p);
+            bin_observed += static_cast<double>(observed[x]);
+            if (bin_expected >= 5.0) {
+                if (pooled_bins > 0) chi2 += (last_observed - last_expected) * (last_observed - last_expected) / last_expected;
+                last_expected = bin_expected;
+                last_observed = bin_observed;
+                ++pooled_bins;
+                bin_expected = 0;
+                bin_observed = 0;
+            }
+        }
+        last_expected += bin_expected;
+        last_observed += bin_observed;
+        if (pooled_bins > 0) chi2 += (last_observed - last_expected) * (last_observed - last_expected) / last_expected;
+        const double degrees = pooled_bins > 1 ? static_cast<double>(pooled_bins - 1) : 1.0;
+        const double p_value = chi_squared_tail(chi2, degrees);
+        const bool within = pooled_bins > 1 && p_value >= 0.001;
+        Row summary("bloom-fig2-fit", n, sample.m, sample.k, 1, 0, sample.scheme, trials, chi2, degrees, within);
+        summary.add("queries", static_cast<std::int64_t>(sample.queries)).add("p_value", p_value);
+        fit.rows.push_back(std::move(summary));
+
+        const auto low = static_cast<std::uint64_t>(std::max(0.0, std::floor(mean - 3.5 * sd)));
+        const auto high = std::min(sample.queries, static_cast<std::uint64_t>(std::ceil(mean + 3.5 * sd)));
+        for (std::uint64_t x = low; x <= high; ++x) {
+            const double z = (static_cast<double>(x) - mean) / sd;
+            const double normal = td * std::exp(-0.5 * z * z) / (sd * std::sqrt(2.0 * std::acos(-1.0)));
+            Row row("bloom-fig2", n, sample.m, sample.k, 1, 0, sample.scheme, trials,
+                    static_cast<double>(observed[x]), normal, within);
+            row.add("x", static_cast<std::int64_t>(x))
+                .add("binomial", td * binomial_pmf(x, sample.queries, sample.p));
+            bins.rows.push_back(std::move(row));
+        }
+    }
+    return {bins, fit};
+}
+
 }  // namespace
 
 std::vector<Table> bloom_experiment(const LabOptions& options) {
@@ -88,6 +180,7 @@ std::vector<Table> bloom_experiment(const LabOptions& options) {
         "  (combined when expected is observed too); within: |z| <= 3 (t-adjusted for few\n"
         "  trials). z_formula: every scheme against the plain formula.";
     table.text_hidden = {"experiment", "n", "c", "rounds", "trials"};
+    std::vector<QueryCounts> fig2;
     for (const std::uint32_t c : {4u, 8u, 12u, 16u}) {
         const std::uint32_t k = core::bloom_optimal_k(c, 1);
         const double p = core::bloom_false_positive_rate(c, 1, k);
@@ -116,6 +209,14 @@ std::vector<Table> bloom_experiment(const LabOptions& options) {
                     }
                     return static_cast<double>(positives) / static_cast<double>(queries);
                 });
+            if (c == fig2_bits_per_item && (std::string(scheme.name) == "partitioned" ||
+                                            std::string(scheme.name) == "enhanced-i2")) {
+                std::vector<std::uint64_t> counts;
+                for (const double rate : rates) {
+                    counts.push_back(static_cast<std::uint64_t>(std::llround(rate * static_cast<double>(queries))));
+                }
+                fig2.push_back({scheme.name, m, k, queries, p, std::move(counts)});
+            }
             const Summary summary = summarize(rates);
             const double md = static_cast<double>(m);
             const double nd = static_cast<double>(n);
@@ -157,7 +258,9 @@ std::vector<Table> bloom_experiment(const LabOptions& options) {
             table.rows.push_back(std::move(row));
         }
     }
-    return {table};
+    std::vector<Table> tables = {table};
+    for (Table& t : distribution_tables(fig2, n, trials, options.seed)) tables.push_back(std::move(t));
+    return tables;
 }
 
 }  // namespace flowsketch::app::lab

@@ -128,9 +128,10 @@ std::vector<Table> count_min_experiment(const LabOptions& options) {
                             "eps = 0.002): share of keys with error > eps*N",
                             trials, options.seed);
     table.note =
-        "  expected: the failure bound for that width and depth at eps (standard e^-d; KM\n"
+        "  bound (JSON: expected): the failure bound for that width and depth at eps (standard e^-d; KM\n"
         "  2/(eps w^2) + (2/(eps w))^d); delta: the target; within: observed <= bound + 3 stderr.";
     table.text_hidden = {"experiment", "n", "c", "rounds", "trials"};
+    table.expected_heading = "bound";
     for (std::size_t v = 0; v < variants.size(); ++v) {
         std::vector<double> shares;
         std::vector<double> errors;

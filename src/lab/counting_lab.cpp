@@ -36,9 +36,11 @@ std::vector<Table> counting_experiment(const LabOptions& options) {
     table.title = fmt_title("lab counting — counting Bloom filter (n = 10000, m = 80000, k = 5): "
                             "P(max counter >= j) vs the overflow bound m(e ln2/j)^j",
                             trials, options.seed);
-    table.note = "  observed: share of trials with max >= j; within: observed <= min(1, bound) + "
+    table.note = "  observed: share of trials with max >= j; bound (JSON: expected): m(e ln2/j)^j, an upper "
+                 "bound;\n  within: observed <= min(1, bound) + "
                  "3 stderr;\n  j = 15 is the saturation value of the default 4-bit counters.";
     table.text_hidden = {"experiment", "n", "m", "k", "c", "rounds", "scheme", "trials"};
+    table.expected_heading = "bound";
     std::uint32_t largest = 0;
     for (const std::uint32_t v : maxima) largest = std::max(largest, v);
     const double td = static_cast<double>(trials);

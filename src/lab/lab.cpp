@@ -96,9 +96,13 @@ void print_table(const Table& table, Format format) {
             names.push_back(f.name);
         }
     }
+    std::vector<std::string> headings = names;
+    for (std::string& heading : headings) {
+        if (heading == "expected") heading = table.expected_heading;
+    }
     std::vector<std::vector<std::string>> cells;
     std::vector<std::size_t> widths;
-    for (const auto& name : names) widths.push_back(name.size());
+    for (const auto& heading : headings) widths.push_back(heading.size());
     for (const Row& row : table.rows) {
         std::vector<std::string> line;
         for (std::size_t i = 0; i < names.size(); ++i) {
@@ -113,7 +117,7 @@ void print_table(const Table& table, Format format) {
     }
     std::string header = " ";
     for (std::size_t i = 0; i < names.size(); ++i) {
-        header += fmt::format(" {:>{}}", names[i], widths[i]);
+        header += fmt::format(" {:>{}}", headings[i], widths[i]);
     }
     fmt::print("{}\n", header);
     for (const auto& line : cells) {
@@ -159,6 +163,42 @@ Summary summarize(const std::vector<double>& values) {
     var /= n - 1;
     s.stderr_mean = std::sqrt(var / n);
     return s;
+}
+
+double chi_squared_tail(double x, double degrees) noexcept {
+    if (x <= 0) return 1.0;
+    const double a = degrees / 2.0;
+    const double z = x / 2.0;
+    const double log_prefix = a * std::log(z) - z - std::lgamma(a);
+    if (z < a + 1.0) {
+        // Series for the lower function P(a, z); Q = 1 − P.
+        double term = 1.0 / a;
+        double sum = term;
+        for (int i = 1; i < 1000 && std::abs(term) > std::abs(sum) * 1e-15; ++i) {
+            term *= z / (a + i);
+            sum += term;
+        }
+        return std::max(0.0, 1.0 - sum * std::exp(log_prefix));
+    }
+    // Continued fraction for Q(a, z) (modified Lentz).
+    constexpr double tiny = 1e-300;
+    double b = z + 1.0 - a;
+    double c = 1.0 / tiny;
+    double d = 1.0 / b;
+    double h = d;
+    for (int i = 1; i < 1000; ++i) {
+        const double an = -i * (i - a);
+        b += 2.0;
+        d = an * d + b;
+        if (std::abs(d) < tiny) d = tiny;
+        c = b + an / c;
+        if (std::abs(c) < tiny) c = tiny;
+        d = 1.0 / d;
+        const double step = d * c;
+        h *= step;
+        if (std::abs(step - 1.0) < 1e-15) break;
+    }
+    return std::min(1.0, std::exp(log_prefix) * h);
 }
 
 }  // namespace flowsketch::app::lab

@@ -15,6 +15,7 @@ enum class Format { text, json };
 
 struct LabOptions {
     std::uint64_t trials = 0;  ///< 0: each experiment's default
+    bool paper_trials = false;  ///< with trials 0: as many as the paper ran
     std::uint64_t seed = 1;
     Format format = Format::text;
     unsigned threads = 2;
@@ -50,6 +51,9 @@ struct Table {
     std::string note;  ///< printed under the table in text mode
     /// Fields left out of the text table (still in JSON), e.g. ones the title states.
     std::vector<std::string> text_hidden = {"experiment"};
+    /// The text table's name for the `expected` column: "bound" where the
+    /// reference is an upper bound the observed value must stay under.
+    std::string expected_heading = "expected";
     std::vector<Row> rows;
 };
 
@@ -81,6 +85,10 @@ struct Summary {
     double stderr_mean = 0;
 };
 Summary summarize(const std::vector<double>& values);
+
+/// P(X ≥ x) for X chi-squared with `degrees` degrees of freedom (the upper
+/// regularised incomplete gamma function Q(degrees/2, x/2)).
+double chi_squared_tail(double x, double degrees) noexcept;
 
 }  // namespace flowsketch::app::lab
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "src/cli/range.hpp"
 #include "src/commands.hpp"
 #include "src/lab/experiments.hpp"
 
@@ -57,7 +58,11 @@ void add_common_options(CLI::App* cmd, LabCommandOptions& options) {
     cmd->add_option("--trials", options.lab.trials,
                     "Trials per configuration (default: each experiment's own, about a minute "
                     "in all on 2 cores; the papers used 1000-10000)")
-        ->check(CLI::Range(std::uint64_t{2}, std::uint64_t{10'000'000}));
+        ->check(cli::Range(std::uint64_t{2}, std::uint64_t{10'000'000}));
+    cmd->add_flag("--paper-trials", options.lab.paper_trials,
+                  "As many trials as the paper ran where the default runs fewer (two-choice: "
+                  "1000 instead of 40; tens of minutes on 2 cores)")
+        ->excludes("--trials");
     cmd->add_option("--seed", options.lab.seed, "Seed (same seed, same tables)")
         ->capture_default_str();
     cmd->add_option("--format", options.format, "Output: text tables or json (one row per line)")
@@ -65,7 +70,7 @@ void add_common_options(CLI::App* cmd, LabCommandOptions& options) {
         ->capture_default_str();
     cmd->add_option("--threads", options.lab.threads,
                     "Worker threads for trials (results do not depend on it)")
-        ->check(CLI::Range(1u, 256u))
+        ->check(cli::Range(1u, 256u))
         ->capture_default_str();
 }
 

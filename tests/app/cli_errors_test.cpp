@@ -23,6 +23,46 @@ TEST(CliErrors, MissingFileIsRuntimeError) {
     expect_one_line_naming(run, "/nonexistent/capture.pcap");
 }
 
+// libpcap's message names the file already: the line says it once.
+TEST(CliErrors, MissingFileIsNamedOnce) {
+    const RunResult run = run_flowsketch("-r /nonexistent/capture.pcap");
+    const std::string name = "/nonexistent/capture.pcap";
+    const std::size_t first = run.err.find(name);
+    ASSERT_NE(first, std::string::npos) << run.err;
+    EXPECT_EQ(run.err.find(name, first + 1), std::string::npos) << run.err;
+}
+
+// A value that is not a number is not "out of range": the message says which.
+TEST(CliErrors, OptionValueMessagesNameWhatIsWrong) {
+    const std::string input = "-r " + pcap_path("pcapplusplus-sll.pcap");
+    const RunResult word = run_flowsketch(input + " --epsilon abc");
+    EXPECT_EQ(word.exit_code, 2);
+    expect_one_line_naming(word, "--epsilon: 'abc' is not a number");
+    const RunResult whole = run_flowsketch(input + " --top 2.5");
+    EXPECT_EQ(whole.exit_code, 2);
+    expect_one_line_naming(whole, "--top: '2.5' is not a whole number");
+    const RunResult range = run_flowsketch(input + " --epsilon 0.7");
+    EXPECT_EQ(range.exit_code, 2);
+    expect_one_line_naming(range, "--epsilon: 0.7 is out of range: it must lie in [1e-07, 0.5]");
+}
+
+// `-r A B` makes B a filter, as in tcpdump; the error says what was meant.
+TEST(CliErrors, SecondFileAfterOneReadOptionGetsAHint) {
+    const std::string a = pcap_path("pcapplusplus-sll.pcap");
+    const std::string b = pcap_path("zeek-mixed-vlan-mpls.pcap");
+    const RunResult run = run_flowsketch("-r " + a + " " + b);
+    EXPECT_EQ(run.exit_code, 2);
+    expect_one_line_naming(run, "give each capture file its own -r");
+    EXPECT_EQ(run_flowsketch("-r " + a + " -r " + b).exit_code, 0);
+}
+
+// The help shows -r FILE as it is parsed: one file per -r.
+TEST(CliErrors, HelpShowsOneFilePerReadOption) {
+    const RunResult run = run_flowsketch("--help");
+    EXPECT_NE(run.out.find("-r,--read FILE "), std::string::npos) << run.out;
+    EXPECT_EQ(run.out.find("-r,--read FILE ..."), std::string::npos) << run.out;
+}
+
 TEST(CliErrors, FileThatIsNotACaptureIsRuntimeError) {
     const std::string path = pcap_path("SOURCES.md");
     const RunResult run = run_flowsketch("-r " + path);

@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_support.hpp"
@@ -46,12 +49,62 @@ TEST(Output, CsvHasOneHeaderAndARowPerHeavyHitter) {
     for (int run = 0; run < 2; ++run) {
         ASSERT_EQ(run_flowsketch("-r " + capture + " --interval 0 --format csv --top 4 -o " + path).exit_code, 0);
     }
-    const auto lines = lines_of(read_file(path));
+    const auto lines = csv_heavy_hitter_lines(read_file(path));
     ASSERT_EQ(lines.size(), 1u + 2 * (4 + 4));  // header once; 4 by packets + 4 by bytes per run
     EXPECT_EQ(lines[0].rfind("kind,start,end,ranking,rank,proto,src,dst,sport,dport,estimate,lower", 0), 0u);
     EXPECT_EQ(lines[1].rfind("final,", 0), 0u);
     EXPECT_NE(lines[1].find(",packets,1,2,192.168.0.13,224.0.0.22,0,0,60,"), std::string::npos) << lines[1];
     std::remove(path.c_str());
+}
+
+// The totals a heavy-hitter row cannot carry, as `total` rows: the same
+// numbers as the JSON report's.
+TEST(Output, CsvTotalRowsCarryFramesSkipsAndFlows) {
+    const RunResult csv = run_flowsketch("-r " + capture + " --interval 0 --format csv --top 1");
+    const RunResult json = run_flowsketch("-r " + capture + " --interval 0 --format json --top 1");
+    ASSERT_EQ(csv.exit_code, 0) << csv.err;
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const nlohmann::json report = nlohmann::json::parse(lines_of(json.out).at(0));
+    const std::vector<std::string> header = split_csv(lines_of(csv.out).at(0));
+    const auto column = [&](const std::string& name) {
+        return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+    };
+    std::map<std::string, std::string> totals;
+    for (const std::string& line : lines_of(csv.out)) {
+        const std::vector<std::string> fields = split_csv(line);
+        ASSERT_EQ(fields.size(), header.size()) << line;
+        if (fields[column("ranking")] != "total") continue;
+        EXPECT_EQ(fields[column("kind")], "final");
+        EXPECT_EQ(fields[column("window_packets")], std::to_string(report.at("packets").get<std::uint64_t>()));
+        totals[fields[column("metric")]] = fields[column("value")];
+    }
+    EXPECT_EQ(totals.at("frames"), std::to_string(report.at("frames").get<std::uint64_t>()));
+    EXPECT_EQ(totals.at("bytes"), std::to_string(report.at("bytes").get<std::uint64_t>()));
+    for (const auto& [reason, count] : report.at("skipped").items()) {
+        EXPECT_EQ(totals.at("skipped." + reason), std::to_string(count.get<std::uint64_t>())) << reason;
+    }
+    const nlohmann::json& flows = report.at("flows");
+    EXPECT_EQ(totals.at("flows.new"), std::to_string(flows.at("new").get<std::uint64_t>()));
+    EXPECT_EQ(totals.at("flows.active"), std::to_string(flows.at("active").get<std::uint64_t>()));
+    EXPECT_EQ(totals.at("flows.new_undercount_bound"),
+              std::to_string(flows.at("new_undercount_bound").get<std::uint64_t>()));
+    EXPECT_EQ(totals.at("truncated"), "0");
+}
+
+// Counts are the whole numbers a reader means; `precise` keeps them whole.
+TEST(Output, JsonFlowCountsAreWholeWithPreciseBeside) {
+    const RunResult json = run_flowsketch("-r " + capture + " --interval 0 --format json");
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const nlohmann::json flows = nlohmann::json::parse(lines_of(json.out).at(0)).at("flows");
+    for (const char* name : {"active", "expired", "active_lower", "active_upper", "new_undercount_bound",
+                             "ended_undercount_bound"}) {
+        EXPECT_TRUE(flows.at(name).is_number_unsigned()) << name << " " << flows.at(name);
+        EXPECT_TRUE(flows.at("precise").at(name).is_number()) << name;
+    }
+    const double active = flows.at("precise").at("active").get<double>();
+    EXPECT_EQ(flows.at("active").get<std::uint64_t>(), static_cast<std::uint64_t>(std::llround(active)));
+    EXPECT_LE(flows.at("active_lower").get<double>(), flows.at("precise").at("active_lower").get<double>());
+    EXPECT_GE(flows.at("active_upper").get<double>(), flows.at("precise").at("active_upper").get<double>());
 }
 
 TEST(Output, FullDiskIsARuntimeErrorNamingTheOutput) {

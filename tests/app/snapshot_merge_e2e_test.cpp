@@ -282,10 +282,10 @@ TEST(SnapshotMerge, ReportsNameTheProbeAndTheSeed) {
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("\n  probe edge-1   seed 0x000000000000002a\n"), std::string::npos) << text.out;
     const RunResult csv = run_flowsketch("-r " + trace() + " --interval 0 --probe edge-1 --top 1 --format csv");
-    const std::vector<std::string> rows = lines_of(csv.out);
+    const std::vector<std::string> rows = csv_heavy_hitter_lines(csv.out);
     ASSERT_EQ(rows.size(), 3u);
-    EXPECT_TRUE(rows[0].ends_with(",probe,seed"));
-    EXPECT_TRUE(rows[1].ends_with(",edge-1,0x666c6f77736b7463")) << rows[1];
+    EXPECT_TRUE(rows[0].ends_with(",probe,seed,metric,value"));
+    EXPECT_TRUE(rows[1].ends_with(",edge-1,0x666c6f77736b7463,,")) << rows[1];
     const RunResult bad = run_flowsketch("-r " + trace() + " --probe 'a b'");
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_EQ(lines_of(bad.err).size(), 1u);

@@ -72,6 +72,33 @@ inline std::vector<std::string> lines_of(const std::string& text) {
     return lines;
 }
 
+/// The fields of one CSV line (RFC 4180: a quoted field may hold commas).
+inline std::vector<std::string> split_csv(const std::string& line) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (const char c : line) {
+        if (c == '"') {
+            quoted = !quoted;
+        } else if (c == ',' && !quoted) {
+            fields.emplace_back();
+        } else {
+            fields.back().push_back(c);
+        }
+    }
+    return fields;
+}
+
+/// A CSV report's header and heavy-hitter rows, without its `total` rows.
+inline std::vector<std::string> csv_heavy_hitter_lines(const std::string& csv) {
+    std::vector<std::string> kept;
+    for (const std::string& line : lines_of(csv)) {
+        std::size_t comma = 0;
+        for (int field = 0; field < 3 && comma != std::string::npos; ++field) comma = line.find(',', comma + 1);
+        if (comma == std::string::npos || line.compare(comma + 1, 6, "total,") != 0) kept.push_back(line);
+    }
+    return kept;
+}
+
 /// (proto, src, dst, sport, dport) as text, the way reports and truth files print them.
 using TruthKey = std::tuple<int, std::string, std::string, int, int>;
 
