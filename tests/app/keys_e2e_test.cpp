@@ -130,9 +130,9 @@ TEST(KeysEndToEnd, TextCsvAndKeyOrderFollowTheCommandLine) {
     // (every destination of the capture lies in one /24).
     ASSERT_EQ(rows.size(), 1u + 4u + 2u);
     EXPECT_NE(rows[0].find(",key,"), std::string::npos) << rows[0];
-    EXPECT_EQ(rows[1].substr(rows[1].size() - 10), ",5tuple,,,");  // no distinct count
+    EXPECT_EQ(rows[1].substr(rows[1].size() - 11), ",5tuple,,,,");  // no distinct count, no VLAN
     EXPECT_NE(rows[5].find(",227.213.154.0/24,"), std::string::npos) << rows[5];
-    EXPECT_EQ(rows[5].substr(rows[5].size() - 15), ",\"dst/24,64\",,,");
+    EXPECT_EQ(rows[5].substr(rows[5].size() - 16), ",\"dst/24,64\",,,,");
 }
 
 TEST(KeysEndToEnd, ASpecGivenTwiceOrTheDefaultOnce) {
