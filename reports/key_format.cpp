@@ -36,6 +36,7 @@ std::vector<KeyFieldText> key_fields(const core::FlowKey& key, const core::KeySp
     if (spec.has(core::key_sport)) fields.push_back({"sport", std::to_string(key.src_port), true});
     if (spec.has(core::key_dport)) fields.push_back({"dport", std::to_string(key.dst_port), true});
     if (spec.has(core::key_proto)) fields.push_back({"proto", std::to_string(key.protocol), true});
+    if (spec.has(core::key_vlan)) fields.push_back({"vlan", std::to_string(key.vlan), true});
     return fields;
 }
 

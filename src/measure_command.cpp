@@ -562,7 +562,8 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     }
     app.add_option("--key", options->keys,
                    "Also rank keys by SPEC (repeatable): 5tuple, src, dst, pair, src/N[,M], dst/N[,M] "
-                   "(IPv4 and IPv6 prefix lengths; IPv6 /64 unless given), sport, dport, proto; "
+                   "(IPv4 and IPv6 prefix lengths; IPv6 /64 unless given), sport, dport, proto, vlan; "
+                   "SPEC+vlan also keeps the outer VLAN id (dst+vlan); "
                    "SPEC:distinct=FIELD also counts each key's distinct src, dst, sport, dport or proto")
         ->type_name("SPEC")
         ->allow_extra_args(false);

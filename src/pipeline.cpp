@@ -67,9 +67,11 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
     if (config.threads < 1 || config.threads > 2) {
         throw std::invalid_argument("threads must be 1 or 2");
     }
+    // A +vlan key spec needs the VLAN id in the key; otherwise it stays 0.
+    limits_.outer_vlan = limits_.outer_vlan || measurement_.keys_vlan();
     if (config.threads == 2) {
         batch_limit_ = threaded_batch_capacity;
-        worker_ = std::make_unique<MeasurementWorker>(measurement_, config.limits);
+        worker_ = std::make_unique<MeasurementWorker>(measurement_, limits_);
         deferred_.reserve(batch_limit_);
     }
     batch_.reserve(batch_limit_);

@@ -24,11 +24,16 @@
 
 namespace flowsketch::capture {
 
-/// Limits on per-packet work, so a hostile frame costs bounded time.
+/// Limits on per-packet work, so a hostile frame costs bounded time, and what
+/// the decoder writes beyond the 5-tuple.
 struct DecodeLimits {
     unsigned max_vlan_tags = 8;
     unsigned max_mpls_labels = 8;
     unsigned max_ipv6_extension_headers = 8;
+    /// Write the outer VLAN id into the key (FlowKey::vlan; the first 802.1Q
+    /// or 802.1ad tag, inner tags skipped). Off, the key's VLAN id stays 0:
+    /// only a `+vlan` key spec asks for it, and the 5-tuple never keeps it.
+    bool outer_vlan = false;
 };
 
 /// What decoding gives: the key, the TCP flags and whether the datagram is a

@@ -14,20 +14,9 @@
 namespace flowsketch::capture {
 namespace {
 
-// Dispatches on an Ethernet type (also the protocol field of Linux cooked
-// captures): VLAN tags and MPLS labels are peeled within the limits.
-FLOWSKETCH_HOT SkipReason decode_ethertype(Reader& r, std::uint16_t type, DecodedPacket& out,
-                                           const DecodeLimits& limits) noexcept {
-    for (unsigned tags = 0;; ++tags) {
-        if (type != ethertype::vlan && type != ethertype::qinq && type != ethertype::qinq_old) {
-            break;
-        }
-        if (tags == limits.max_vlan_tags) return SkipReason::link_limit;
-        Header<4> tag;  // tag control information, inner type
-        if (!r.take(tag)) return SkipReason::truncated_link;
-        type = tag.be16<2>();
-    }
-
+// Dispatches on an Ethernet type after the VLAN tags (see decode_ethertype).
+FLOWSKETCH_HOT SkipReason decode_untagged_ethertype(Reader& r, std::uint16_t type, DecodedPacket& out,
+                                                    const DecodeLimits& limits) noexcept {
     switch (type) {
         case ethertype::ipv4:
             return decode_ipv4_inline(r, out);
@@ -56,6 +45,28 @@ FLOWSKETCH_HOT SkipReason decode_ethertype(Reader& r, std::uint16_t type, Decode
         default:
             return SkipReason::non_ip;  // ARP, 802.3 length/LLC, LLDP, PPPoE discovery, ...
     }
+}
+
+// Dispatches on an Ethernet type (also the protocol field of Linux cooked
+// captures): VLAN tags and MPLS labels are peeled within the limits. The
+// outer tag's VLAN id goes into the key when asked for, after the layers
+// below have written the rest of it (which leaves the id 0).
+FLOWSKETCH_HOT SkipReason decode_ethertype(Reader& r, std::uint16_t type, DecodedPacket& out,
+                                           const DecodeLimits& limits) noexcept {
+    std::uint16_t outer_vlan = 0;
+    for (unsigned tags = 0;; ++tags) {
+        if (type != ethertype::vlan && type != ethertype::qinq && type != ethertype::qinq_old) {
+            break;
+        }
+        if (tags == limits.max_vlan_tags) return SkipReason::link_limit;
+        Header<4> tag;  // tag control information, inner type
+        if (!r.take(tag)) return SkipReason::truncated_link;
+        if (tags == 0) outer_vlan = static_cast<std::uint16_t>(tag.be16<0>() & 0x0fffu);  // no priority, DEI
+        type = tag.be16<2>();
+    }
+    const SkipReason reason = decode_untagged_ethertype(r, type, out, limits);
+    if (limits.outer_vlan) out.key.vlan = outer_vlan;
+    return reason;
 }
 
 // BSD address families seen in DLT_NULL/DLT_LOOP headers: IPv4 is 2 everywhere,

@@ -22,6 +22,7 @@ enum class AddressFamily : std::uint8_t { none = 0, ipv4 = 4, ipv6 = 6 };
 /// IPv4 addresses live in the first 4 bytes of the 16-byte fields (rest zero);
 /// the family byte keeps 1.2.3.4 distinct from the IPv6 address 0102:0304::.
 /// Direction is kept (src is the sender), as operators ask "who sends".
+/// The assign functions leave the VLAN id 0; the decoder sets it afterwards.
 struct FlowKey {
     std::array<std::uint8_t, 16> src{};
     std::array<std::uint8_t, 16> dst{};
@@ -29,7 +30,10 @@ struct FlowKey {
     std::uint16_t dst_port = 0;
     std::uint8_t protocol = 0;  // IP protocol number (IPv6: the upper-layer header)
     AddressFamily family = AddressFamily::none;
-    std::array<std::uint8_t, 2> reserved{};  // always zero; makes the size 40
+    /// The outer 802.1Q/802.1ad VLAN id (12 bits), written only when a key spec
+    /// keeps it (DecodeLimits::outer_vlan); 0 otherwise and for untagged or
+    /// priority-tagged frames. Makes the size 40.
+    std::uint16_t vlan = 0;
 
     friend bool operator==(const FlowKey& a, const FlowKey& b) noexcept {
         return std::memcmp(&a, &b, sizeof(FlowKey)) == 0;
@@ -79,7 +83,7 @@ private:
         rest[5] = static_cast<std::uint8_t>(af);
         std::uint64_t word;
         std::memcpy(&word, rest, 8);
-        std::memcpy(&src_port, &word, 8);  // src_port .. reserved: 8 contiguous bytes
+        std::memcpy(&src_port, &word, 8);  // src_port .. vlan: 8 contiguous bytes
     }
     // A 16-byte address field holding an IPv4 address (network order) and zeros.
     static void store_address(std::array<std::uint8_t, 16>& field, std::uint32_t host_order) noexcept {
@@ -97,7 +101,7 @@ private:
     }
 };
 static_assert(sizeof(FlowKey) == 40, "FlowKey must have no hidden padding");
-static_assert(offsetof(FlowKey, reserved) + 2 - offsetof(FlowKey, src_port) == 8,
+static_assert(offsetof(FlowKey, vlan) + 2 - offsetof(FlowKey, src_port) == 8,
               "the fields after the addresses are 8 contiguous bytes");
 
 /// Standard text form of an address (dotted quad; RFC 5952 compressed IPv6).

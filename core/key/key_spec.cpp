@@ -8,7 +8,8 @@
 namespace flowsketch::core {
 namespace {
 
-constexpr std::uint8_t all_fields = key_src | key_dst | key_sport | key_dport | key_proto;
+constexpr std::uint8_t five_tuple_fields = key_src | key_dst | key_sport | key_dport | key_proto;
+constexpr std::uint8_t all_fields = five_tuple_fields | key_vlan;
 constexpr std::uint8_t default_ipv6_prefix = 64;
 
 void keep_prefix(std::uint8_t* field, std::uint8_t bits) noexcept {
@@ -20,6 +21,14 @@ void keep_prefix(std::uint8_t* field, std::uint8_t bits) noexcept {
 
 [[noreturn]] void bad_spec(std::string_view text, std::string_view why) {
     throw std::invalid_argument("key spec '" + std::string(text) + "': " + std::string(why));
+}
+
+// An error in a part of the spec (`base`) as an error of the whole spec the user wrote.
+[[noreturn]] void bad_part(std::string_view text, std::string_view base, const std::invalid_argument& e) {
+    std::string message = e.what();
+    const std::string named = "key spec '" + std::string(base) + "': ";
+    if (message.rfind(named, 0) == 0) message = message.substr(named.size());
+    bad_spec(text, message);
 }
 
 // "N" or "N,M" after an address field's '/'.
@@ -54,7 +63,7 @@ KeySpec::KeySpec(std::uint8_t fields, std::uint8_t src_prefix_v4, std::uint8_t s
         throw std::invalid_argument("key spec prefix length out of range");
     }
     masks_ = {mask_for(AddressFamily::ipv4), mask_for(AddressFamily::ipv6)};
-    identity_ = fields == all_fields && src_prefix_v4 == 32 && dst_prefix_v4 == 32 && src_prefix_v6 == 128 &&
+    identity_ = fields == five_tuple_fields && src_prefix_v4 == 32 && dst_prefix_v4 == 32 && src_prefix_v6 == 128 &&
                 dst_prefix_v6 == 128;
 }
 
@@ -65,6 +74,7 @@ KeySpec::Mask KeySpec::mask_for(AddressFamily family) const noexcept {
     if (has(key_sport)) ones.src_port = 0xffff;
     if (has(key_dport)) ones.dst_port = 0xffff;
     if (has(key_proto)) ones.protocol = 0xff;
+    if (has(key_vlan)) ones.vlan = 0xffff;
     // The family keeps an IPv4 address apart from the IPv6 address with the
     // same leading bytes; a key without addresses is one key across families.
     if (has(key_src) || has(key_dst)) ones.family = static_cast<AddressFamily>(0xff);
@@ -122,11 +132,7 @@ KeySpec KeySpec::parse(std::string_view text) {
         try {
             key = parse(base);
         } catch (const std::invalid_argument& e) {
-            // The message names the whole spec the user wrote, not its key part.
-            std::string message = e.what();
-            const std::string named = "key spec '" + std::string(base) + "': ";
-            if (message.rfind(named, 0) == 0) message = message.substr(named.size());
-            bad_spec(text, message);
+            bad_part(text, base, e);  // names the whole spec, not its key part
         }
         try {
             return key.with_distinct(static_cast<KeyField>(field));
@@ -134,6 +140,22 @@ KeySpec KeySpec::parse(std::string_view text) {
             bad_spec(text, e.what());
         }
     }
+    constexpr std::string_view plus_vlan = "+vlan";
+    if (text.size() > plus_vlan.size() && text.substr(text.size() - plus_vlan.size()) == plus_vlan) {
+        const std::string_view base = text.substr(0, text.size() - plus_vlan.size());
+        KeySpec key = five_tuple();
+        try {
+            key = parse(base);
+        } catch (const std::invalid_argument& e) {
+            bad_part(text, base, e);
+        }
+        if (key.keeps_vlan()) bad_spec(text, "the VLAN id is kept once (vlan, or +vlan after another key)");
+        key.fields_ = static_cast<std::uint8_t>(key.fields_ | key_vlan);
+        key.masks_ = {key.mask_for(AddressFamily::ipv4), key.mask_for(AddressFamily::ipv6)};
+        key.identity_ = false;
+        return key;
+    }
+    if (text == "vlan") return KeySpec(key_vlan);
     if (text == "5tuple") return five_tuple();
     if (text == "pair") return KeySpec(key_src | key_dst);
     if (text == "sport") return KeySpec(key_sport);
@@ -142,7 +164,8 @@ KeySpec KeySpec::parse(std::string_view text) {
     const std::size_t slash = text.find('/');
     const std::string_view field = text.substr(0, slash);
     if (field != "src" && field != "dst") {
-        bad_spec(text, "expected 5tuple, src, dst, pair, src/N, dst/N, sport, dport or proto");
+        bad_spec(text, "expected 5tuple, src, dst, pair, src/N, dst/N, sport, dport, proto or vlan, "
+                       "optionally with +vlan");
     }
     std::uint8_t v4 = 32;
     std::uint8_t v6 = 128;
@@ -152,6 +175,15 @@ KeySpec KeySpec::parse(std::string_view text) {
 
 std::string KeySpec::name() const {
     if (distinct_ != 0) return key_only().name() + ":distinct=" + field_name(distinct_);
+    if (fields_ == key_vlan) return "vlan";
+    if (has(key_vlan)) {
+        KeySpec base = *this;
+        base.fields_ = static_cast<std::uint8_t>(fields_ & ~key_vlan);
+        base.identity_ = base.fields_ == five_tuple_fields && !is_prefix(true, AddressFamily::ipv4) &&
+                         !is_prefix(true, AddressFamily::ipv6) && !is_prefix(false, AddressFamily::ipv4) &&
+                         !is_prefix(false, AddressFamily::ipv6);
+        return base.name() + "+vlan";
+    }
     if (identity_) return "5tuple";
     const auto address = [&](const char* label, bool source) {
         const std::uint8_t v4 = prefix(source, AddressFamily::ipv4);

@@ -23,6 +23,7 @@ enum KeyField : std::uint8_t {
     key_sport = 4,
     key_dport = 8,
     key_proto = 16,
+    key_vlan = 32,  // the outer VLAN id (FlowKey::vlan), by `vlan` or `+vlan`
 };
 
 class KeySpec {
@@ -37,9 +38,10 @@ public:
                      std::uint8_t dst_prefix_v4 = 32, std::uint8_t dst_prefix_v6 = 128);
 
     /// Parses `5tuple`, `src`, `dst`, `pair`, `src/N[,M]`, `dst/N[,M]` (N for
-    /// IPv4, M for IPv6, default 64), `sport`, `dport`, `proto`, each
-    /// optionally followed by `:distinct=FIELD` (src, dst, sport, dport or
-    /// proto). Throws std::invalid_argument with a message naming the spec.
+    /// IPv4, M for IPv6, default 64), `sport`, `dport`, `proto`, `vlan`; each
+    /// but `vlan` optionally followed by `+vlan` (the outer VLAN id kept too);
+    /// each optionally followed by `:distinct=FIELD` (src, dst, sport, dport
+    /// or proto). Throws std::invalid_argument with a message naming the spec.
     static KeySpec parse(std::string_view text);
 
     /// The canonical text of the spec (parse(name()) gives back every spec parse accepts).
@@ -56,8 +58,11 @@ public:
     bool is_prefix(bool source, AddressFamily family) const noexcept {
         return prefix(source, family) < (family == AddressFamily::ipv6 ? 128 : 32);
     }
-    /// The 5-tuple keeps every byte: apply() is the identity and may be skipped.
+    /// The 5-tuple: apply() is the identity on keys whose VLAN id is 0 (the
+    /// decoder's keys unless a spec keeps the VLAN id) and may be skipped.
     bool is_identity() const noexcept { return identity_; }
+    /// Whether the key keeps the outer VLAN id: the decoder must write it.
+    bool keeps_vlan() const noexcept { return has(key_vlan); }
 
     /// The field whose distinct values are counted per key (`dst:distinct=src`),
     /// or 0 when the spec counts none.

@@ -27,6 +27,11 @@ bool counts_distinct(const MeasurementConfig& config) {
                        [](const KeySpec& spec) { return spec.counts_distinct(); });
 }
 
+bool any_keeps_vlan(const MeasurementConfig& config) {
+    return std::any_of(config.extra_keys.begin(), config.extra_keys.end(),
+                       [](const KeySpec& spec) { return spec.keeps_vlan(); });
+}
+
 }  // namespace
 
 std::vector<AggregationConfig> FlowMeasurement::aggregation_configs(const MeasurementConfig& config) {
@@ -58,6 +63,11 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config) : config_(conf
         masked_.resize(chunk_packets);
         masked_hashes_.resize(chunk_packets);
     }
+    keys_vlan_ = any_keeps_vlan(config);
+    if (keys_vlan_) {
+        without_vlan_.resize(chunk_packets);
+        chunk_.keys.reserve(chunk_packets);
+    }
     if (counts_distinct(config)) {
         interval_totals_ = std::make_unique<DistinctTotalsSketch>();
         closed_totals_ = std::make_unique<DistinctTotalsSketch>();
@@ -79,6 +89,15 @@ void FlowMeasurement::flush_pending() noexcept {
 void FlowMeasurement::update_hashed(const PacketRecord* packets, const Hash128* hashes,
                                     std::size_t n) noexcept {
     update_extra_keys(packets, hashes, n);
+    if (keys_vlan_) {
+        // Only the +vlan specs keep the VLAN id: the 5-tuple's lists and the
+        // lifecycle key the packet without it, as when it is not decoded.
+        for (std::size_t i = 0; i < n; ++i) {
+            without_vlan_[i] = packets[i];
+            without_vlan_[i].key.vlan = 0;
+        }
+        packets = without_vlan_.data();
+    }
     if (lifecycle_) {
         std::size_t begin = 0;
         for (std::size_t i = 0; i < n; ++i) {
@@ -194,6 +213,17 @@ void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept 
 
 void FlowMeasurement::prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const {
     out.hashes.resize(packets.size());
+    if (keys_vlan_) {
+        // The 5-tuple hash, which the lifecycle shares, is of the key without its VLAN id.
+        out.keys.resize(packets.size());
+        for (std::size_t i = 0; i < packets.size(); ++i) {
+            out.keys[i] = packets[i].key;
+            out.keys[i].vlan = 0;
+        }
+        hash_keys(reinterpret_cast<const std::byte*>(out.keys.data()), sizeof(FlowKey), packets.size(),
+                  config_.hash_seed, out.hashes.data(), vector_hash_);
+        return;
+    }
     static_assert(offsetof(PacketRecord, key) == 0);
     hash_keys(reinterpret_cast<const std::byte*>(packets.data()), sizeof(PacketRecord),
               packets.size(), config_.hash_seed, out.hashes.data(), vector_hash_);
@@ -323,6 +353,7 @@ FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& c
     if (config.track_flows) f.lifecycle_bytes = FlowLifecycle::planned_bytes(config.lifecycle);
     f.fixed_bytes = sizeof(FlowMeasurement) + chunk_packets * (sizeof(Hash128) + sizeof(std::uint32_t));
     if (!config.extra_keys.empty()) f.fixed_bytes += chunk_packets * (sizeof(FlowKey) + sizeof(Hash128));
+    if (any_keeps_vlan(config)) f.fixed_bytes += chunk_packets * (sizeof(PacketRecord) + sizeof(FlowKey));
     if (counts_distinct(config)) f.distinct_bytes += 2 * DistinctTotalsSketch::planned_bytes();
     for (const AggregationConfig& aggregation : aggregation_configs(config)) {
         const Aggregation::Footprint part = Aggregation::footprint(aggregation);
@@ -344,6 +375,7 @@ std::size_t FlowMeasurement::memory_bytes() const noexcept {
     std::size_t bytes = sizeof(*this) + chunk_.hashes.capacity() * sizeof(Hash128) +
                         observed_.capacity() * sizeof(std::uint32_t) + masked_.capacity() * sizeof(FlowKey) +
                         masked_hashes_.capacity() * sizeof(Hash128) +
+                        without_vlan_.capacity() * sizeof(PacketRecord) + chunk_.keys.capacity() * sizeof(FlowKey) +
                         (lifecycle_ ? lifecycle_->memory_bytes() : 0) +
                         (interval_totals_ ? interval_totals_->memory_bytes() + closed_totals_->memory_bytes() : 0);
     for (const Aggregation& aggregation : aggregations_) bytes += sizeof(Aggregation) + aggregation.memory_bytes();

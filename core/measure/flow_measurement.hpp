@@ -60,6 +60,7 @@ public:
     /// can compute (prepare) while this one updates (add_prepared).
     struct PreparedBatch {
         std::vector<Hash128> hashes;
+        std::vector<FlowKey> keys;  // scratch: the keys without their VLAN ids (keys_vlan())
     };
     void prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const;
     /// add_batch() of packets that prepare() hashed (same result).
@@ -96,6 +97,10 @@ public:
     /// The 5-tuple's sketch (one lane per window and weight, see lane_of).
     const CountMinSketch& sketch() const noexcept { return five_tuple().sketch(); }
     const MeasurementConfig& config() const noexcept { return config_; }
+    /// Whether an extra key spec keeps the VLAN id, which the decoder then
+    /// writes into each key (capture::DecodeLimits::outer_vlan). The 5-tuple
+    /// and the lifecycle still key every packet without it.
+    bool keys_vlan() const noexcept { return keys_vlan_; }
     std::size_t memory_bytes() const noexcept;
     /// The part of memory_bytes() in Count-Min sketches, every key spec's.
     std::size_t sketch_memory_bytes() const noexcept;
@@ -137,6 +142,8 @@ private:
     std::vector<Hash128> masked_hashes_;
     std::vector<std::uint32_t> observed_;
     bool vector_hash_ = false;  // keys hashed eight at a time (simd::level() avx512 at construction)
+    bool keys_vlan_ = false;
+    std::vector<PacketRecord> without_vlan_;  // one chunk's packets with VLAN id 0 (keys_vlan_ only)
     // Distinct flows, sources and destinations (when a spec counts distinct
     // items): the open interval's, and the closed intervals' merged.
     std::unique_ptr<DistinctTotalsSketch> interval_totals_;

@@ -15,6 +15,7 @@
 #include "src/commands.hpp"
 #include "src/gen/gen_config.hpp"
 #include "src/gen/size_mix.hpp"
+#include "src/gen/scenario_traffic.hpp"
 #include "src/gen/traffic_generator.hpp"
 
 namespace flowsketch::app {
@@ -55,15 +56,27 @@ int run_gen(const gen::GenConfig& config) {
         const auto started = std::chrono::steady_clock::now();
         const gen::GenSummary summary = gen::generate(config);
         const std::chrono::duration<double> took = std::chrono::steady_clock::now() - started;
-        if (config.syn_flood > 0) {
+        if (config.syn_flood > 0 || summary.scenario_packets > 0) {
+            // What is the background's and what was added on top of it.
+            const std::uint64_t background = summary.packets - summary.flood_packets - summary.scenario_packets;
+            const std::uint64_t background_flows =
+                summary.active_flows - summary.flood_packets - summary.scenario_flows;
+            std::string added;
+            std::string added_flows;
+            if (config.syn_flood > 0) {
+                added += fmt::format(" + {} SYN flood", summary.flood_packets);
+                added_flows += fmt::format(" + {} flood", summary.flood_packets);
+            }
+            if (summary.scenario_packets > 0) {
+                added += fmt::format(" + {} in {} scenarios", summary.scenario_packets, config.scenarios.size());
+                added_flows += fmt::format(" + {} scenario", summary.scenario_flows);
+            }
             fmt::print(stderr,
-                       "flowsketch gen: wrote {} packets ({} background + {} SYN flood; {} bytes "
-                       "on the wire, {} flows active: {} of {} background + {} flood, {:.3f} s "
+                       "flowsketch gen: wrote {} packets ({} background{}; {} bytes "
+                       "on the wire, {} flows active: {} of {} background{}, {:.3f} s "
                        "of traffic) to {} and truth to {} in {:.2f} s\n",
-                       summary.packets, summary.packets - summary.flood_packets,
-                       summary.flood_packets, summary.bytes, summary.active_flows,
-                       summary.active_flows - summary.flood_packets, config.flows,
-                       summary.flood_packets, static_cast<double>(summary.last_time_us) / 1e6,
+                       summary.packets, background, added, summary.bytes, summary.active_flows, background_flows,
+                       config.flows, added_flows, static_cast<double>(summary.last_time_us) / 1e6,
                        config.out_path, config.truth_path, took.count());
             return exit_ok;
         }
@@ -87,6 +100,7 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
     auto config = std::make_shared<gen::GenConfig>();
     auto sizes_text = std::make_shared<std::string>(gen::format_size_mix(config->sizes));
     auto format_text = std::make_shared<std::string>("pcap");
+    auto scenario_texts = std::make_shared<std::vector<std::string>>();
     CLI::App* cmd =
         app.add_subcommand("gen", "Write synthetic traffic (pcap) with exact per-flow truth (TSV)");
 
@@ -158,6 +172,14 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
         ->check(cli::Range(std::uint64_t{0}, gen::max_syn_flood))
         ->capture_default_str();
 
+    cmd->add_option("--scenario", *scenario_texts,
+                    "Mix in a scenario (repeatable): syn-flood, carpet-bomb, horizontal-scan, vertical-scan or "
+                    "surge, each with ,OPTION=VALUE... (packets, start, duration, target; sources, hosts, ports, "
+                    "source, port as the kind takes them); on top of --packets; not with --lifetimes. The truth "
+                    "gains a line per scenario and vlan, scenario columns (docs/gen.md)")
+        ->type_name("NAME[,OPTION=VALUE...]")
+        ->allow_extra_args(false);
+
     // Lifetime mode: flows arrive, live, pause and end. Any of its options turns it on.
     const char* const life_group = "Flow lifetimes (--lifetimes or any option below)";
     cmd->add_flag("--lifetimes", config->life.enabled,
@@ -225,9 +247,24 @@ void setup_gen_command(CLI::App& app, CommandRunner& runner) {
         "longer than gap_min_ns (- if none). For an idle timeout T >= gap_min_ns a flow is "
         "active at t iff it has a packet p with p <= t <= p + T. See docs/gen.md.");
 
-    cmd->callback([config, sizes_text, format_text, life_options, fin_option, rst_option, &runner] {
+    cmd->callback([config, sizes_text, format_text, scenario_texts, life_options, fin_option, rst_option, &runner] {
         for (const CLI::Option* option : life_options) {
             if (option->count() > 0) config->life.enabled = true;
+        }
+        for (const std::string& text : *scenario_texts) {
+            try {
+                config->scenarios.push_back(gen::parse_scenario(text));
+            } catch (const std::invalid_argument& e) {
+                throw CLI::ValidationError("--scenario", e.what());
+            }
+        }
+        if (config->life.enabled && !config->scenarios.empty()) {
+            throw CLI::ValidationError("--scenario", "is not available with --lifetimes");
+        }
+        try {
+            gen::check_scenario_flows(*config);
+        } catch (const std::invalid_argument& e) {
+            throw CLI::ValidationError("--scenario", e.what());
         }
         if (config->life.enabled) {
             // A default gives way to an explicit value: --fin-fraction 1 alone means

@@ -17,9 +17,10 @@ LifetimeConfig resolved_lifetimes(const GenConfig& config) {
 
 std::string canonical_command(const GenConfig& c) {
     // A flood or pcapng adds its option only when used: other runs' truth never names it.
-    const std::string extra =
+    std::string extra =
         (c.syn_flood > 0 ? fmt::format(" --syn-flood {}", c.syn_flood) : std::string{}) +
         (c.pcapng ? " --format pcapng" : "");
+    for (const Scenario& scenario : c.scenarios) extra += " --scenario " + scenario_text(scenario);
     if (c.life.enabled) {
         // --rate only sets the default --flow-rate, which is written resolved instead.
         const LifetimeConfig life = resolved_lifetimes(c);

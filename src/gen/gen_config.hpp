@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "src/gen/scenario.hpp"
 #include "src/gen/size_mix.hpp"
 
 namespace flowsketch::gen {
@@ -45,6 +46,9 @@ struct GenConfig {
     /// `--syn-flood`: this many extra single-packet SYN flows (SynFlood), on top
     /// of (not counted in) `packets`; 0: none, the same bytes as without the option.
     std::uint64_t syn_flood = 0;
+    /// `--scenario`: attacks and an onset mixed into the stationary traffic
+    /// (ScenarioTraffic), on top of `packets`; none: the same bytes as without.
+    std::vector<Scenario> scenarios;
 };
 
 /// `config.life` with the defaults that depend on other options filled in

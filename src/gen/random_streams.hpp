@@ -42,11 +42,19 @@ enum class Stream : std::uint64_t {
     flood_sources = 12,
     flood_times = 13,
     flood_headers = 14,
+    // --scenario only: one stream per scenario (stream_rng's instance).
+    scenarios = 15,
 };
 
 inline Rng stream_rng(std::uint64_t seed, Stream stream) noexcept {
     // Mixing (not adding) keeps the streams' SplitMix sequences from overlapping.
     return Rng(splitmix_mix(seed ^ splitmix_mix(static_cast<std::uint64_t>(stream))));
+}
+
+/// The stream of one of several instances of a concern (the i-th --scenario):
+/// instance 0 is not stream_rng(seed, stream), so no instance repeats another concern.
+inline Rng stream_rng(std::uint64_t seed, Stream stream, std::uint64_t instance) noexcept {
+    return Rng(splitmix_mix(seed ^ splitmix_mix(static_cast<std::uint64_t>(stream) + ((instance + 1) << 8))));
 }
 
 }  // namespace flowsketch::gen

@@ -16,6 +16,7 @@
 #include "src/gen/lifetime_scheduler.hpp"
 #include "src/gen/packet_event.hpp"
 #include "src/gen/pcap_writer.hpp"
+#include "src/gen/scenario_traffic.hpp"
 #include "src/gen/stationary_scheduler.hpp"
 #include "src/gen/syn_flood.hpp"
 #include "src/gen/truth_file.hpp"
@@ -112,6 +113,7 @@ class FloodEmitter {
 };
 
 GenSummary generate_lifetimes(const GenConfig& config) {
+    if (!config.scenarios.empty()) throw std::runtime_error("--scenario is not available with --lifetimes");
     if (config.packets < config.flows) {
         throw std::runtime_error(fmt::format(
             "--lifetimes needs --packets ({}) >= --flows ({}): every flow sends at least one "
@@ -163,20 +165,39 @@ GenSummary generate(const GenConfig& config) {
     // Both files are created first, so a bad path fails before the long loop.
     PcapWriter pcap(config.out_path, config.snaplen, PcapWriter::linktype_ethernet, config.pcapng);
     BufferedFile truth(config.truth_path);
-    FloodEmitter flood(config, config.syn_flood > 0 ? stationary_last_time_us(config) : 0);
+    const bool extras = config.syn_flood > 0 || !config.scenarios.empty();
+    const std::uint64_t span_us = extras ? stationary_last_time_us(config) : 0;
+    FloodEmitter flood(config, config.syn_flood > 0 ? span_us : 0);
+    ScenarioTraffic scenarios(config, flows, span_us);  // appends the scenarios' flows
 
     GenSummary summary;
+    // The flood's and the scenarios' packets due before `time_us`, in time
+    // order (at equal times: the background, the flood, then the scenarios).
+    const auto emit_extras_before = [&](std::uint64_t time_us) {
+        while (!scenarios.done() && scenarios.next_time_us() < time_us) {
+            flood.emit_before(pcap, summary, scenarios.next_time_us() + 1);
+            std::uint8_t flags = 0;
+            const PacketEvent event = scenarios.next(flags);
+            Flow& flow = flows[event.flow];
+            const std::uint32_t wire = emit_packet(pcap, config, flow, event, summary.packets, flags);
+            count_packet(summary, flow, event, wire);
+            ++summary.scenario_packets;
+        }
+        flood.emit_before(pcap, summary, time_us);
+    };
     for (std::uint64_t i = 0; i < config.packets; ++i) {
         const PacketEvent event = scheduler.next();
-        flood.emit_before(pcap, summary, event.time_us);
+        emit_extras_before(event.time_us);
         Flow& flow = flows[event.flow];
         const std::uint32_t wire =
             emit_packet(pcap, config, flow, event, summary.packets, tcp_flags_psh_ack);
         count_packet(summary, flow, event, wire);
     }
+    emit_extras_before(std::numeric_limits<std::uint64_t>::max());
     flood.emit_rest(pcap, summary);
+    for (const ScenarioTraffic::Placement& place : scenarios.placements()) summary.scenario_flows += place.flows;
     pcap.close();
-    write_truth(truth, config, flows, flood.sorted_log(), summary);
+    write_truth(truth, config, flows, flood.sorted_log(), summary, scenarios);
     truth.close();
     return summary;
 }

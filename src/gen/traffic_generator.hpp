@@ -9,6 +9,9 @@
 //                             for a while, may pause once, and end;
 //   syn_flood.hpp             SynFlood (`--syn-flood`): single-packet SYN flows on
 //                             top of either mode, merged in time order;
+//   scenario.hpp              Scenario (`--scenario`): attacks and an onset, as text;
+//   scenario_traffic.hpp      ScenarioTraffic: their flows and times, merged in time
+//                             order into the stationary mode;
 //   frame_builder.hpp         FrameBuilder: (Flow, wire length, TCP flags) to header bytes;
 //   pcap_writer.hpp           PcapWriter: the capture, classic pcap or pcapng;
 //   truth_file.hpp            the truth TSV;
@@ -29,6 +32,8 @@ struct GenSummary {
     std::uint64_t bytes = 0;          // sum of wire lengths
     std::uint64_t active_flows = 0;   // flows with at least one packet, flood flows included
     std::uint64_t flood_packets = 0;  // of `packets`, the --syn-flood ones (one per flood flow)
+    std::uint64_t scenario_packets = 0;  // of `packets`, the --scenario ones
+    std::uint64_t scenario_flows = 0;    // of `active_flows`, the --scenario ones (each sends)
     std::uint64_t last_time_us = 0;   // relative to config.start
 };
 

@@ -94,6 +94,29 @@ void append_common_header(fmt::memory_buffer& out, const GenConfig& config, cons
                    summary.active_flows, config.flows, flood_comment_lines(config));
 }
 
+// The lines a run with --scenario adds: each scenario as given (defaults
+// filled in) with its flows, packets, bytes and first and last packet, and
+// what the two extra columns mean.
+void append_scenario_header(fmt::memory_buffer& out, const GenConfig& config, const std::vector<Flow>& flows,
+                            const GenSummary& summary, const ScenarioTraffic& scenarios) {
+    auto to = std::back_inserter(out);
+    if (config.syn_flood == 0) fmt::format_to(to, "# background_packets {}\n", config.packets);
+    fmt::format_to(to, "# scenario_packets {}\n", summary.scenario_packets);
+    const std::uint64_t base_us = config.start * us_per_s;
+    for (std::size_t s = 0; s < config.scenarios.size(); ++s) {
+        const ScenarioTraffic::Placement& place = scenarios.placements()[s];
+        std::uint64_t bytes = 0;
+        for (std::size_t f = 0; f < place.flows; ++f) bytes += flows[place.first_flow + f].bytes;
+        fmt::format_to(to, "# scenario {} {} flows {} packets {} bytes {} first_ns {} last_ns {}\n", s + 1,
+                       scenario_text(config.scenarios[s]), place.flows, place.packets, bytes,
+                       (base_us + place.first_us) * 1000, (base_us + place.last_us) * 1000);
+    }
+    fmt::format_to(to,
+                   "# vlan: the flow's 802.1Q VLAN id (0: untagged)\n"
+                   "# scenario: the --scenario the flow belongs to (1, 2, ... as listed above); 0: the background "
+                   "or --syn-flood\n");
+}
+
 void spill(BufferedFile& file, fmt::memory_buffer& out) {
     if (out.size() >= BufferedFile::buffer_size / 2) {
         file.append(std::string_view(out.data(), out.size()));
@@ -104,23 +127,33 @@ void spill(BufferedFile& file, fmt::memory_buffer& out) {
 }  // namespace
 
 void write_truth(BufferedFile& file, const GenConfig& config, const std::vector<Flow>& flows,
-                 const FloodLog& flood, const GenSummary& summary) {
+                 const FloodLog& flood, const GenSummary& summary, const ScenarioTraffic& scenarios) {
     const std::vector<std::uint32_t> order =
         truth_sorted_flows(flows, summary.active_flows - summary.flood_packets);
 
     fmt::memory_buffer out;
     append_common_header(out, config, summary);
-    fmt::format_to(std::back_inserter(out), "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes\n");
-    const auto line = [&](const core::FlowKey& key, std::uint64_t packets, std::uint64_t bytes) {
-        fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}\n", key.protocol,
+    // Scenarios add their lines and two columns; without them the truth is as it always was.
+    const bool with_scenarios = !config.scenarios.empty();
+    if (with_scenarios) append_scenario_header(out, config, flows, summary, scenarios);
+    fmt::format_to(std::back_inserter(out), "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes{}\n",
+                   with_scenarios ? "\tvlan\tscenario" : "");
+    const auto line = [&](const core::FlowKey& key, std::uint64_t packets, std::uint64_t bytes, std::uint16_t vlan,
+                          std::size_t scenario) {
+        fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t{}\t{}", key.protocol,
                        core::format_address(key, true), core::format_address(key, false),
                        key.src_port, key.dst_port, packets, bytes);
+        if (with_scenarios) fmt::format_to(std::back_inserter(out), "\t{}\t{}", vlan, scenario);
+        out.push_back('\n');
         spill(file, out);
     };
     for_each_in_truth_order(
         flows, order, flood,
-        [&](std::uint32_t i) { line(flows[i].key, flows[i].packets, flows[i].bytes); },
-        [&](const SynFlood::Packet& p) { line(SynFlood::key(p.source), 1, SynFlood::frame_size); });
+        [&](std::uint32_t i) {
+            line(flows[i].key, flows[i].packets, flows[i].bytes, flows[i].vlan_id,
+                 with_scenarios ? scenarios.scenario_of(i) : 0);
+        },
+        [&](const SynFlood::Packet& p) { line(SynFlood::key(p.source), 1, SynFlood::frame_size, 0, 0); });
     file.append(std::string_view(out.data(), out.size()));
 }
 

@@ -9,6 +9,7 @@
 #include "src/gen/flows.hpp"
 #include "src/gen/gen_config.hpp"
 #include "src/gen/lifetime_scheduler.hpp"
+#include "src/gen/scenario_traffic.hpp"
 #include "src/gen/syn_flood.hpp"
 #include "src/gen/traffic_generator.hpp"
 
@@ -22,9 +23,10 @@ bool truth_order(const Flow& a, const Flow& b) noexcept;
 using FloodLog = std::vector<SynFlood::Packet>;
 
 /// Stationary truth: the header lines, then proto, src, dst, sport, dport,
-/// packets, bytes per flow, flood flows included.
+/// packets, bytes per flow, flood flows included. With scenarios, a header
+/// line per scenario and two more columns: vlan, scenario.
 void write_truth(BufferedFile& file, const GenConfig& config, const std::vector<Flow>& flows,
-                 const FloodLog& flood, const GenSummary& summary);
+                 const FloodLog& flood, const GenSummary& summary, const ScenarioTraffic& scenarios);
 
 /// Lifetime truth: the stationary columns, then first_ns, last_ns, end_flag,
 /// pause_ns, gaps (semantics in the header lines and docs/gen.md).

@@ -24,6 +24,40 @@ TEST(DecodeLink, VlanTagsGiveTheSameKey) {
     expect_key(link_type::ethernet, ethernet(0x8100) + vlan_tag(0x86DD) + ip6, key6(1, 2, kUdp));
 }
 
+// Asked for, the key carries the outer tag's 12-bit VLAN id (priority and DEI
+// dropped, inner QinQ tags skipped); not asked for, every frame keys as untagged.
+TEST(DecodeLink, OuterVlanIdWhenAskedFor) {
+    DecodeLimits with_vlan;
+    with_vlan.outer_vlan = true;
+    const Frame ip = Ipv4().protocol(kTcp).wrap(tcp(1, 2, 0x02));
+    const auto vlan_of = [&](const Frame& frame) {
+        const Decoded d = decode(link_type::ethernet, frame, with_vlan);
+        EXPECT_EQ(d.reason, SkipReason::none);
+        FlowKey key = d.packet.key;
+        EXPECT_EQ(decode(link_type::ethernet, frame).packet.key.vlan, 0);
+        key.vlan = 0;
+        EXPECT_EQ(key, key4(1, 2, kTcp));
+        return d.packet.key.vlan;
+    };
+    EXPECT_EQ(vlan_of(ethernet(0x0800) + ip), 0);
+    EXPECT_EQ(vlan_of(ethernet(0x8100) + vlan_tag(0x0800, 10) + ip), 10);
+    EXPECT_EQ(vlan_of(ethernet(0x8100) + vlan_tag(0x0800, 0xE000 | 4094) + ip), 4094);  // priority 7
+    EXPECT_EQ(vlan_of(ethernet(0x8100) + vlan_tag(0x0800, 0x1000 | 20) + ip), 20);      // DEI set
+    EXPECT_EQ(vlan_of(ethernet(0x8100) + vlan_tag(0x0800, 0x2000) + ip), 0);           // priority-tagged
+    EXPECT_EQ(vlan_of(ethernet(0x88A8) + vlan_tag(0x8100, 300) + vlan_tag(0x0800, 7) + ip), 300);
+    EXPECT_EQ(vlan_of(ethernet(0x9100) + vlan_tag(0x8100, 12) + vlan_tag(0x0800, 13) + ip), 12);
+    // Through the MPLS and PPPoE paths and from a Linux cooked header.
+    EXPECT_EQ(vlan_of(ethernet(0x8100) + vlan_tag(0x8847, 55) + mpls_label(5, true) + ip), 55);
+    EXPECT_EQ(decode(link_type::linux_sll, sll(0x8100) + vlan_tag(0x0800, 77) + ip, with_vlan).packet.key.vlan, 77);
+    // IPv6 and a skipped frame.
+    const Decoded v6 = decode(link_type::ethernet, ethernet(0x8100) + vlan_tag(0x86DD, 9) + ipv6(kUdp, udp(1, 2)),
+                              with_vlan);
+    EXPECT_EQ(v6.reason, SkipReason::none);
+    EXPECT_EQ(v6.packet.key.vlan, 9);
+    EXPECT_EQ(reason_of(link_type::ethernet, ethernet(0x8100) + vlan_tag(0x0806, 9) + Frame{}.be32(0), with_vlan),
+              SkipReason::non_ip);
+}
+
 TEST(DecodeLink, VlanDepthLimit) {
     auto tagged = [](unsigned tags) {
         Frame f = ethernet(tags == 0 ? 0x0800 : 0x8100);

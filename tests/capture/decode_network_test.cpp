@@ -28,7 +28,7 @@ TEST(DecodeIpv4, TcpKeyFieldsAndFlags) {
     EXPECT_EQ(key.src_port, 49152);
     EXPECT_EQ(key.dst_port, 443);
     EXPECT_EQ(key.protocol, kTcp);
-    EXPECT_EQ(key.reserved, (std::array<std::uint8_t, 2>{}));
+    EXPECT_EQ(key.vlan, 0);
     EXPECT_EQ(d.packet.tcp_flags, 0x12);
     EXPECT_FALSE(d.packet.is_fragment);
     EXPECT_EQ(key, key4(49152, 443, kTcp));

@@ -107,6 +107,61 @@ TEST(KeySpec, ADistinctCountOfAFieldTheKeyKeepsWholeIsRefused) {
     }
 }
 
+FlowKey on_vlan(FlowKey key, std::uint16_t vlan) {
+    key.vlan = vlan;
+    return key;
+}
+
+TEST(KeySpec, PlusVlanKeepsTheVlanIdAndTheBaseKeysFields) {
+    const FlowKey a = on_vlan(v4_key(), 10);
+    const FlowKey b = on_vlan(v4_key(), 20);
+    for (const char* base : {"5tuple", "src", "dst", "pair", "dst/24,64", "src/16,48", "sport", "dport", "proto"}) {
+        const KeySpec plain = KeySpec::parse(base);
+        const KeySpec with_vlan = KeySpec::parse(std::string(base) + "+vlan");
+        EXPECT_TRUE(with_vlan.keeps_vlan()) << base;
+        EXPECT_FALSE(plain.keeps_vlan()) << base;
+        EXPECT_FALSE(with_vlan.is_identity()) << base;
+        // Without +vlan two VLANs are one key; with it, two, each the base key plus its id.
+        EXPECT_EQ(plain.apply(a), plain.apply(b)) << base;
+        EXPECT_EQ(plain.apply(a).vlan, 0) << base;
+        EXPECT_NE(with_vlan.apply(a), with_vlan.apply(b)) << base;
+        EXPECT_EQ(with_vlan.apply(a), on_vlan(plain.apply(a), 10)) << base;
+        EXPECT_EQ(with_vlan.apply(v6_key()), plain.apply(v6_key())) << base;  // untagged: id 0
+        EXPECT_EQ(with_vlan.name(), std::string(plain.name()) + "+vlan") << base;
+        EXPECT_EQ(KeySpec::parse(with_vlan.name()), with_vlan) << base;
+        EXPECT_FALSE(plain == with_vlan) << base;
+    }
+    // The 5-tuple spec masks the VLAN id out: a key that carries one is not its own 5-tuple key.
+    EXPECT_EQ(KeySpec::five_tuple().apply(a), v4_key());
+}
+
+TEST(KeySpec, VlanAloneIsOneKeyPerVlanAcrossAddresses) {
+    const KeySpec spec = KeySpec::parse("vlan");
+    EXPECT_EQ(spec.name(), "vlan");
+    EXPECT_TRUE(spec.keeps_vlan());
+    EXPECT_EQ(spec.apply(on_vlan(v4_key(), 10)), spec.apply(on_vlan(v6_key(), 10)));
+    FlowKey expected;
+    expected.vlan = 4094;
+    EXPECT_EQ(spec.apply(on_vlan(v6_key(), 4094)), expected);
+    EXPECT_EQ(KeySpec::parse("dst+vlan:distinct=src").name(), "dst+vlan:distinct=src");
+    EXPECT_EQ(KeySpec::parse("dst+vlan:distinct=src").key_only(), KeySpec::parse("dst+vlan"));
+    EXPECT_EQ(KeySpec::parse("vlan:distinct=dst").distinct(), std::uint8_t{key_dst});
+}
+
+TEST(KeySpec, BadVlanSpecsNameThemselves) {
+    for (const char* text : {"vlan+vlan", "dst+vlan+vlan", "+vlan", "dst/33+vlan", "foo+vlan", "vlan+dst",
+                             "dst+vlan:distinct=dst", "dst:distinct=vlan", "dstvlan"}) {
+        try {
+            KeySpec::parse(text);
+            ADD_FAILURE() << "accepted " << text;
+        } catch (const std::invalid_argument& e) {
+            const std::string message = e.what();
+            EXPECT_NE(message.find(std::string("'") + text + "'"), std::string::npos) << message;
+            EXPECT_EQ(message.find("key spec", 1), std::string::npos) << "named twice: " << message;
+        }
+    }
+}
+
 TEST(KeySpec, FieldHashesSeeTheWholeField) {
     const FlowKey a = FlowKey::ipv4(0x0A000001, 0x0A000002, 1000, 80, 6);
     const FlowKey b = FlowKey::ipv4(0x0A000001, 0x0A000003, 1001, 80, 6);

@@ -79,7 +79,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
     const auto& key = out.key;
     check(key.family == AddressFamily::ipv4 || key.family == AddressFamily::ipv6);
-    check(key.reserved[0] == 0 && key.reserved[1] == 0);
+    check(key.vlan == 0);  // written only when asked for
+    // Asked for, the outer VLAN id is the one difference, and 12 bits wide.
+    DecodeLimits with_vlan = limits;
+    with_vlan.outer_vlan = true;
+    DecodedPacket tagged;
+    check(flowsketch::capture::decode_frame(link, data + 1, size - 1, tagged, with_vlan) == SkipReason::none);
+    check(tagged.key.vlan <= 0x0fff);
+    tagged.key.vlan = 0;
+    check(tagged.key == key);
     if (key.family == AddressFamily::ipv4) {
         // IPv4 addresses fill only the first 4 of the 16 bytes.
         for (std::size_t i = 4; i < 16; ++i) check(key.src[i] == 0 && key.dst[i] == 0);

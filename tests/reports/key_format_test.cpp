@@ -55,5 +55,27 @@ TEST(KeyFormat, JsonListsOfExtraKeysCarryOnlyTheirFields) {
     EXPECT_FALSE(nlohmann::json::parse(to_json(Report{})).contains("keys"));
 }
 
+// A +vlan spec's rows add the VLAN id, last and numeric; other specs never show it.
+TEST(KeyFormat, VlanIdIsTheLastFieldOfVlanSpecs) {
+    core::FlowKey tagged = key;
+    tagged.vlan = 4094;
+    const core::KeySpec spec = core::KeySpec::parse("dst+vlan");
+    const auto fields = key_fields(spec.apply(tagged), spec);
+    ASSERT_EQ(fields.size(), 2u);
+    EXPECT_EQ(fields[0].name, "dst");
+    EXPECT_EQ(fields[1].name, "vlan");
+    EXPECT_EQ(fields[1].text, "4094");
+    EXPECT_TRUE(fields[1].numeric);
+    EXPECT_EQ(key_fields(tagged, core::KeySpec::five_tuple()).size(), 5u);
+    Report report;
+    core::KeyTops tops;
+    tops.top_packets = core::TopList{spec, core::Weight::packets, 100, {{spec.apply(tagged), 60, 59, false}}};
+    tops.top_bytes = core::TopList{spec, core::Weight::bytes, 9000, {}};
+    report.keys.push_back(tops);
+    const auto row = nlohmann::json::parse(to_json(report))["keys"][0]["top_packets"][0];
+    EXPECT_EQ(row["vlan"], 4094);
+    EXPECT_EQ(row["dst"], "198.51.100.7");
+}
+
 }  // namespace
 }  // namespace flowsketch::reports
