@@ -9,9 +9,10 @@
 //   ethernet_ipv4_fast_path.hpp  the common case in one bounds check
 //   link_layer.hpp               Ethernet, VLAN/QinQ, MPLS, PPPoE, Linux cooked, raw, null/loop
 //   network_layer.hpp            IPv4, IPv6 with extension headers, fragments
-//   tunnel.hpp                   what follows IP: where a tunnel would hand back an inner packet
+//   tunnel.hpp                   what follows IP: GRE, ERSPAN, VXLAN, Geneve, IP in IP, GTP-U,
+//                                whose inner packet goes back to the link or network layer
 //   transport_layer.hpp          ports and TCP flags
-// over a bounded cursor (reader.hpp).
+// over a bounded cursor (reader.hpp). docs/decoding.md states the conventions.
 #pragma once
 
 #include <cstddef>
@@ -19,16 +20,23 @@
 
 #include "capture/decode/link_type.hpp"
 #include "capture/decode/skip_reason.hpp"
+#include "capture/decode/tunnel_counts.hpp"
 #include "core/key/flow_key.hpp"
 #include "core/measure/packet_record.hpp"
 
 namespace flowsketch::capture {
 
-/// Limits on per-packet work, so a hostile frame costs bounded time.
+/// Limits on per-packet work, so a hostile frame costs bounded time, and
+/// whether tunnels are looked into.
 struct DecodeLimits {
     unsigned max_vlan_tags = 8;
     unsigned max_mpls_labels = 8;
     unsigned max_ipv6_extension_headers = 8;
+    /// false (--tunnels outer): every frame is keyed by its outermost IP header.
+    bool decapsulate_tunnels = true;
+    /// Nested tunnels looked into (4, as Zeek); a deeper one keys the frame by
+    /// the last inner packet reached.
+    unsigned max_tunnel_depth = 4;
 };
 
 /// What decoding gives: the key, the TCP flags and whether the datagram is a
@@ -42,6 +50,10 @@ using DecodedPacket = core::PacketRecord;
 /// Reads at most `captured_length` bytes from `data`; never more.
 SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
                         DecodedPacket& out, const DecodeLimits& limits = {}) noexcept;
+/// The same, adding what the tunnel layer met to `tunnels`.
+SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
+                        DecodedPacket& out, const DecodeLimits& limits,
+                        TunnelCounts& tunnels) noexcept;
 
 /// True if decode_frame understands this link type.
 bool is_supported_link_type(int link_type) noexcept;
