@@ -58,6 +58,7 @@ struct MeasureOptions {
     bool realtime = false;     // replay paced by packet timestamps
     double speed = 0;          // replay pace: packet time runs this many times wall time
     unsigned threads = 1;
+    std::string tunnels = "inner";
     std::uint64_t max_memory = std::uint64_t{1} << 30;  // the measurement state
 };
 
@@ -328,6 +329,7 @@ int run_measure(const MeasureOptions& options) {
     config.interface_names = options.interfaces;
     config.interval_seconds = options.interval;
     config.threads = options.threads;
+    config.limits.decapsulate_tunnels = options.tunnels == "inner";
     config.measurement.top_k = options.top;
     config.measurement.track_flows = !options.no_flows;
     config.measurement.lifecycle.max_flows = options.max_flows;
@@ -497,6 +499,11 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
         ->check(CLI::Range(1u, 14u))
         ->capture_default_str()
         ->excludes(no_flows);
+    app.add_option("--tunnels", options->tunnels,
+                   "Key tunnelled traffic (GRE, ERSPAN, VXLAN, Geneve, IP in IP, GTP-U) by its "
+                   "innermost flow (inner) or by the outermost IP header (outer)")
+        ->check(CLI::IsMember({"inner", "outer"}))
+        ->capture_default_str();
     app.add_option("--threads", options->threads,
                    "1: one thread; 2: update the sketches on a second thread while the first "
                    "reads and decodes (same reports)")
