@@ -89,6 +89,8 @@ bool decapsulate_gre(Reader r, DecodedPacket& out, const Walk& walk) noexcept {
     const std::size_t options = ((flags & 0x8000u) != 0 ? 4u : 0u) +  // checksum, reserved
                                 ((flags & 0x2000u) != 0 ? 4u : 0u) +  // key
                                 (has_sequence ? 4u : 0u);
+    // A payload that is not looked into is left alone before its options are
+    // read, so a cut one is not counted either.
     switch (gre.be16<2>()) {
         case ethertype::ipv4:
         case ethertype::ipv6:
