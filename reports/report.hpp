@@ -36,6 +36,18 @@ struct FlowSection {
     std::uint64_t memory_bytes = 0;
 };
 
+/// Tunnelled frames (docs/decoding.md). Both lists are empty when the window
+/// met no tunnel, and otherwise name every type and reason, zeros included.
+struct TunnelSection {
+    /// Frames keyed by an inner flow, per tunnel type crossed ("gre", "erspan",
+    /// "vxlan", "geneve", "ip_in_ip", "gtp_u").
+    std::vector<core::NamedCount> inner;
+    /// Frames keyed by an outer header because a tunnel's inner packet could
+    /// not be keyed, by reason (the skip reasons' names, and "truncated_tunnel",
+    /// "invalid_tunnel", "tunnel_limit").
+    std::vector<core::NamedCount> outer_keyed;
+};
+
 /// One live interface's share of a report (live capture only).
 using InterfaceReport = core::InterfaceCounts;
 
@@ -47,6 +59,7 @@ struct Report {
     std::uint64_t packets = 0;  // IP packets keyed to a flow
     std::uint64_t bytes = 0;    // their wire lengths
     std::vector<SkipCount> skipped;  // every reason, zeros included
+    TunnelSection tunnels;
     SketchDescription sketch;
     core::TopList top_packets;  // the 5-tuple's, largest first
     core::TopList top_bytes;

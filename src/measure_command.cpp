@@ -67,6 +67,7 @@ struct MeasureOptions {
     unsigned threads = 1;
     bool quiet = false;     // no progress line
     bool progress = false;  // a progress line even live, or when stderr is not a terminal
+    std::string tunnels = "inner";
     std::uint64_t max_memory = std::uint64_t{1} << 30;  // the measurement state
     std::string probe;          // empty: the host name
     std::uint64_t seed = core::MeasurementConfig{}.hash_seed;
@@ -408,6 +409,7 @@ int run_measure(const MeasureOptions& options) {
     } catch (const std::invalid_argument& e) {
         return fail(exit_usage_error, e.what());
     }
+    config.limits.decapsulate_tunnels = options.tunnels == "inner";
     config.measurement.top_k = options.top;
     config.measurement.track_flows = !options.no_flows;
     config.measurement.lifecycle.max_flows = options.max_flows;
@@ -613,6 +615,11 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
         ->check(cli::Range(1u, 14u))
         ->capture_default_str()
         ->excludes(no_flows);
+    app.add_option("--tunnels", options->tunnels,
+                   "Key tunnelled traffic (GRE, ERSPAN, VXLAN, Geneve, IP in IP, GTP-U) by its "
+                   "innermost flow (inner) or by the outermost IP header (outer)")
+        ->check(CLI::IsMember({"inner", "outer"}))
+        ->capture_default_str();
     app.add_option("--threads", options->threads,
                    "1: one thread; 2: update the sketches on a second thread while the first "
                    "reads and decodes (same reports)")

@@ -108,6 +108,11 @@ void MeasurementWorker::take_skipped(SkipCounts& counts) noexcept {
     skipped_.fill(0);
 }
 
+void MeasurementWorker::take_tunnels(capture::TunnelCounts& counts) noexcept {
+    counts.add(tunnels_);
+    tunnels_ = {};
+}
+
 void MeasurementWorker::run() {
     for (std::uint32_t next = 0;; ++next) {
         wait_for(submitted_, [&] { return submitted_.load(std::memory_order_acquire) != next; }, worker_spin_);
@@ -116,7 +121,7 @@ void MeasurementWorker::run() {
         if (!batch.frames.empty()) {
             for (const capture::Frame& frame : batch.frames) {
                 const capture::SkipReason reason =
-                    decode_into(batch.packets, batch.link_type, frame, limits_);
+                    decode_into(batch.packets, batch.link_type, frame, limits_, tunnels_);
                 if (reason != capture::SkipReason::none) ++skipped_[static_cast<std::size_t>(reason)];
             }
             batch.frames.clear();  // the submitter lets go of batch.storage (release_storage)

@@ -33,16 +33,18 @@
 
 namespace flowsketch::app {
 
-/// Decodes a frame and, if it carries a flow, appends its record to `out`.
+/// Decodes a frame and, if it carries a flow, appends its record to `out`;
+/// what the tunnel layer met is added to `tunnels`.
 /// Returns why it was skipped, or SkipReason::none.
 inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int link_type,
                                        const capture::Frame& frame,
-                                       const capture::DecodeLimits& limits) noexcept {
+                                       const capture::DecodeLimits& limits,
+                                       capture::TunnelCounts& tunnels) noexcept {
     // Decoded in place (see core::PacketRecord): the record is appended first
     // and taken back if the frame is skipped.
     core::PacketRecord& record = out.emplace_back();
-    const capture::SkipReason reason =
-        capture::decode_frame(link_type, frame.data, frame.captured_length, record, limits);
+    const capture::SkipReason reason = capture::decode_frame(
+        link_type, frame.data, frame.captured_length, record, limits, tunnels);
     if (reason != capture::SkipReason::none) {
         out.pop_back();
         return reason;
@@ -50,6 +52,12 @@ inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int
     record.timestamp_ns = frame.timestamp_ns;
     record.wire_length = frame.wire_length;
     return reason;
+}
+inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int link_type,
+                                       const capture::Frame& frame,
+                                       const capture::DecodeLimits& limits) noexcept {
+    capture::TunnelCounts ignored;
+    return decode_into(out, link_type, frame, limits, ignored);
 }
 
 using SkipCounts = std::array<std::uint64_t, capture::skip_reason_count>;
@@ -94,6 +102,8 @@ public:
     /// Adds the skip counts of the frames the worker decoded since the last
     /// call to `counts`, and starts over. Only between drain() and submit().
     void take_skipped(SkipCounts& counts) noexcept;
+    /// The same for the tunnel counts.
+    void take_tunnels(capture::TunnelCounts& counts) noexcept;
     /// True when batches wait in the ring: the worker is the slower side, so
     /// the submitter should decode and hash the next batch itself.
     bool behind() const noexcept {
@@ -111,6 +121,7 @@ private:
     core::FlowMeasurement& measurement_;
     capture::DecodeLimits limits_;
     SkipCounts skipped_{};  // the worker's, read by the submitter after drain()
+    capture::TunnelCounts tunnels_;  // likewise
     std::array<Batch, ring_size> ring_;
     // Batches submitted and batches added, each written by one side only;
     // their difference is the ring's fill. 32 bits: what atomic wait() sleeps on.

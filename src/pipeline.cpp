@@ -43,6 +43,7 @@ std::int64_t interval_to_ns(double seconds) {
 void Pipeline::Counters::add(const Counters& other) noexcept {
     frames += other.frames;
     for (std::size_t i = 0; i < skipped.size(); ++i) skipped[i] += other.skipped[i];
+    tunnels.add(other.tunnels);
     for (std::size_t i = 0; i < source_frames.size(); ++i) {
         source_frames[i] += other.source_frames[i];
         source_stats[i].received += other.source_stats[i].received;
@@ -54,6 +55,7 @@ void Pipeline::Counters::add(const Counters& other) noexcept {
 void Pipeline::Counters::reset() noexcept {
     frames = 0;
     skipped.fill(0);
+    tunnels = {};
     std::fill(source_frames.begin(), source_frames.end(), 0);
     std::fill(source_stats.begin(), source_stats.end(), capture::CaptureStats{});
 }
@@ -166,6 +168,7 @@ void Pipeline::sync() {
     if (!worker_) return;
     worker_->drain();
     worker_->take_skipped(interval_.skipped);  // frames the worker decoded
+    worker_->take_tunnels(interval_.tunnels);
 }
 
 void Pipeline::close_interval(std::int64_t next_timestamp_ns) {
@@ -304,6 +307,20 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
     for (std::size_t i = 1; i < capture::skip_reason_count; ++i) {
         report.skipped.push_back(core::NamedCount{
             std::string(capture::skip_reason_name(static_cast<capture::SkipReason>(i))), counters.skipped[i]});
+    }
+    // Only a window that met a tunnel lists them: other reports stay as they were.
+    if (!counters.tunnels.empty()) {
+        for (std::size_t i = 0; i < capture::tunnel_type_count; ++i) {
+            report.tunnels.inner.push_back(core::NamedCount{
+                std::string(capture::tunnel_type_name(static_cast<capture::TunnelType>(i))),
+                counters.tunnels.inner[i]});
+        }
+        for (std::size_t i = 1; i < capture::inner_reason_count; ++i) {
+            if (i == static_cast<std::size_t>(capture::SkipReason::unsupported_link_type)) continue;
+            report.tunnels.outer_keyed.push_back(core::NamedCount{
+                std::string(capture::skip_reason_name(static_cast<capture::SkipReason>(i))),
+                counters.tunnels.outer_keyed[i]});
+        }
     }
     const core::CountMinParams& params = measurement_.sketch_params();
     report.sketch.variant = std::string(core::variant_name(params.variant));

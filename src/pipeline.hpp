@@ -103,6 +103,7 @@ private:
     struct Counters {
         std::uint64_t frames = 0;
         std::array<std::uint64_t, capture::skip_reason_count> skipped{};
+        capture::TunnelCounts tunnels;
         std::vector<std::uint64_t> source_frames;        // per live interface
         std::vector<capture::CaptureStats> source_stats;  // libpcap counters' share
         void add(const Counters& other) noexcept;
@@ -128,7 +129,8 @@ private:
         if (source < interval_.source_frames.size()) ++interval_.source_frames[source];
     }
     void decode(const capture::Frame& frame, int link_type) {
-        const capture::SkipReason reason = decode_into(batch_, link_type, frame, limits_);
+        const capture::SkipReason reason =
+            decode_into(batch_, link_type, frame, limits_, interval_.tunnels);
         if (reason != capture::SkipReason::none) {
             ++interval_.skipped[static_cast<std::size_t>(reason)];
             return;

@@ -29,14 +29,23 @@ bool is_supported_link_type(int link_type) noexcept {
 }
 
 SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
-                        DecodedPacket& out, const DecodeLimits& limits) noexcept {
-    if (link_type == link_type::ethernet && decode_ethernet_ipv4(data, captured_length, out)) {
+                        DecodedPacket& out, const DecodeLimits& limits,
+                        TunnelCounts& tunnels) noexcept {
+    if (link_type == link_type::ethernet &&
+        decode_ethernet_ipv4(data, captured_length, out, limits.decapsulate_tunnels)) {
         return SkipReason::none;
     }
     out.tcp_flags = 0;
     out.is_fragment = false;
     Reader r(data, captured_length);
-    return decode_link_layer(link_type, r, out, limits);
+    const Walk walk{limits, tunnels, 0};
+    return decode_link_layer(link_type, r, out, walk);
+}
+
+SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
+                        DecodedPacket& out, const DecodeLimits& limits) noexcept {
+    TunnelCounts ignored;
+    return decode_frame(link_type, data, captured_length, out, limits, ignored);
 }
 
 }  // namespace flowsketch::capture

@@ -9,9 +9,10 @@
 //   ethernet_ipv4_fast_path.hpp  the common case in one bounds check
 //   link_layer.hpp               Ethernet, VLAN/QinQ, MPLS, PPPoE, Linux cooked, raw, null/loop
 //   network_layer.hpp            IPv4, IPv6 with extension headers, fragments
-//   tunnel.hpp                   what follows IP: where a tunnel would hand back an inner packet
+//   tunnel.hpp                   what follows IP: GRE, ERSPAN, VXLAN, Geneve, IP in IP, GTP-U,
+//                                whose inner packet goes back to the link or network layer
 //   transport_layer.hpp          ports and TCP flags
-// over a bounded cursor (reader.hpp).
+// over a bounded cursor (reader.hpp). docs/decoding.md states the conventions.
 #pragma once
 
 #include <cstddef>
@@ -19,13 +20,14 @@
 
 #include "capture/decode/link_type.hpp"
 #include "capture/decode/skip_reason.hpp"
+#include "capture/decode/tunnel_counts.hpp"
 #include "core/key/flow_key.hpp"
 #include "core/measure/packet_record.hpp"
 
 namespace flowsketch::capture {
 
-/// Limits on per-packet work, so a hostile frame costs bounded time, and what
-/// the decoder writes beyond the 5-tuple.
+/// Limits on per-packet work, so a hostile frame costs bounded time, what the
+/// decoder writes beyond the 5-tuple, and whether tunnels are looked into.
 struct DecodeLimits {
     unsigned max_vlan_tags = 8;
     unsigned max_mpls_labels = 8;
@@ -34,6 +36,11 @@ struct DecodeLimits {
     /// or 802.1ad tag, inner tags skipped). Off, the key's VLAN id stays 0:
     /// only a `+vlan` key spec asks for it, and the 5-tuple never keeps it.
     bool outer_vlan = false;
+    /// false (--tunnels outer): every frame is keyed by its outermost IP header.
+    bool decapsulate_tunnels = true;
+    /// Nested tunnels looked into (4, as Zeek); a deeper one keys the frame by
+    /// the last inner packet reached.
+    unsigned max_tunnel_depth = 4;
 };
 
 /// What decoding gives: the key, the TCP flags and whether the datagram is a
@@ -47,6 +54,10 @@ using DecodedPacket = core::PacketRecord;
 /// Reads at most `captured_length` bytes from `data`; never more.
 SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
                         DecodedPacket& out, const DecodeLimits& limits = {}) noexcept;
+/// The same, adding what the tunnel layer met to `tunnels`.
+SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
+                        DecodedPacket& out, const DecodeLimits& limits,
+                        TunnelCounts& tunnels) noexcept;
 
 /// True if decode_frame understands this link type.
 bool is_supported_link_type(int link_type) noexcept;

@@ -19,8 +19,9 @@ namespace {
 // protocol. A frame it does not take, including every frame that would be
 // skipped, goes the general way, which keys the frames it takes exactly as
 // this does (tests/capture/decode_fast_path_test.cpp compares the two).
+// With `decapsulate`, UDP to a tunnel port goes the general way too, to the tunnel layer.
 FLOWSKETCH_HOT bool decode_ethernet_ipv4(const std::uint8_t* data, std::size_t length,
-                                         DecodedPacket& out) noexcept {
+                                         DecodedPacket& out, bool decapsulate) noexcept {
     Reader r(data, length);
     Header<48> h;  // Ethernet 14, IPv4 without options 20, TCP as far as its flags 14
     if (!r.take(h)) return false;
@@ -42,6 +43,7 @@ FLOWSKETCH_HOT bool decode_ethernet_ipv4(const std::uint8_t* data, std::size_t l
     } else if (protocol == ip_proto::udp) {
         const std::uint16_t udp_length = h.be16<38>();
         if (window < 6 || (udp_length != 0 && udp_length < 8)) return false;
+        if (decapsulate && tunnel_port(h.be16<34>(), h.be16<36>()) != 0) return false;
     } else {
         return false;
     }

@@ -11,11 +11,12 @@
 #include "capture/decode/protocol_numbers.hpp"
 #include "capture/decode/reader.hpp"
 #include "capture/decode/tunnel.hpp"
+#include "capture/decode/walk.hpp"
 
 namespace flowsketch::capture {
 namespace {
 
-FLOWSKETCH_HOT SkipReason decode_ipv4_inline(Reader& r, DecodedPacket& out) noexcept {
+FLOWSKETCH_HOT SkipReason decode_ipv4_inline(Reader& r, DecodedPacket& out, const Walk& walk) noexcept {
     Header<20> ip;
     if (!r.take(ip)) return SkipReason::truncated_ip;
     const std::uint8_t version_ihl = ip.u8<0>();
@@ -43,8 +44,9 @@ FLOWSKETCH_HOT SkipReason decode_ipv4_inline(Reader& r, DecodedPacket& out) noex
     std::uint16_t dport = 0;
     // Only the first fragment carries the transport header.
     if (fragment_offset == 0) {
-        const SkipReason reason = decode_ip_payload(r, protocol, sport, dport, out);
-        if (reason != SkipReason::none) return reason;
+        bool inner_keyed = false;
+        const SkipReason reason = decode_ip_payload(r, protocol, sport, dport, out, walk, inner_keyed);
+        if (reason != SkipReason::none || inner_keyed) return reason;
     }
     out.key.assign_ipv4(ip.be32<12>(), ip.be32<16>(), sport, dport, protocol);
     return SkipReason::none;
@@ -53,11 +55,11 @@ FLOWSKETCH_HOT SkipReason decode_ipv4_inline(Reader& r, DecodedPacket& out) noex
 // IPv4 behind PPPoE, MPLS, raw IP or a loopback header: one out-of-line copy.
 // The out-of-line steps take the Reader by value (they end the walk), so the
 // hot path's Reader never has its address taken and stays in registers.
-[[gnu::noinline]] SkipReason decode_ipv4(Reader r, DecodedPacket& out) noexcept {
-    return decode_ipv4_inline(r, out);
+[[gnu::noinline]] SkipReason decode_ipv4(Reader r, DecodedPacket& out, const Walk& walk) noexcept {
+    return decode_ipv4_inline(r, out, walk);
 }
 
-SkipReason decode_ipv6(Reader r, DecodedPacket& out, const DecodeLimits& limits) noexcept {
+SkipReason decode_ipv6(Reader r, DecodedPacket& out, const Walk& walk) noexcept {
     Header<40> ip;
     if (!r.take(ip)) return SkipReason::truncated_ip;
     if ((ip.u8<0>() >> 4) != 6) return SkipReason::invalid_ip;
@@ -75,7 +77,7 @@ SkipReason decode_ipv6(Reader r, DecodedPacket& out, const DecodeLimits& limits)
             header != ip_proto::fragment) {
             break;  // upper layer, ESP (50), no-next-header (59) or unknown: the walk ends
         }
-        if (extension_headers == limits.max_ipv6_extension_headers) {
+        if (extension_headers == walk.limits.max_ipv6_extension_headers) {
             return SkipReason::ipv6_extension_limit;
         }
         if (header == ip_proto::fragment) {
@@ -103,23 +105,25 @@ SkipReason decode_ipv6(Reader r, DecodedPacket& out, const DecodeLimits& limits)
     std::uint16_t sport = 0;
     std::uint16_t dport = 0;
     if (!later_fragment) {
-        const SkipReason reason = decode_ip_payload(r, next_header, sport, dport, out);
-        if (reason != SkipReason::none) return reason;
+        bool inner_keyed = false;
+        const SkipReason reason =
+            decode_ip_payload(r, next_header, sport, dport, out, walk, inner_keyed);
+        if (reason != SkipReason::none || inner_keyed) return reason;
     }
     out.key.assign_ipv6(ip.bytes<8, 16>(), ip.bytes<24, 16>(), sport, dport, next_header);
     return SkipReason::none;
 }
 
 // Raw IP and MPLS payloads say nothing about the version but its first nibble.
-SkipReason decode_ip_by_version(Reader r, DecodedPacket& out, const DecodeLimits& limits,
+SkipReason decode_ip_by_version(Reader r, DecodedPacket& out, const Walk& walk,
                                 SkipReason otherwise) noexcept {
     std::uint8_t first = 0;
     if (!r.peek_u8(first)) return SkipReason::truncated_ip;
     switch (first >> 4) {
         case 4:
-            return decode_ipv4(r, out);
+            return decode_ipv4(r, out, walk);
         case 6:
-            return decode_ipv6(r, out, limits);
+            return decode_ipv6(r, out, walk);
         default:
             return otherwise;
     }

@@ -5,7 +5,7 @@
 namespace flowsketch::capture {
 namespace {
 
-constexpr std::array<std::string_view, skip_reason_count> skip_reason_names = {
+constexpr std::array<std::string_view, inner_reason_count> skip_reason_names = {
     "none",
     "unsupported_link_type",
     "non_ip",
@@ -16,6 +16,9 @@ constexpr std::array<std::string_view, skip_reason_count> skip_reason_names = {
     "ipv6_extension_limit",
     "truncated_transport",
     "invalid_transport",
+    "truncated_tunnel",
+    "invalid_tunnel",
+    "tunnel_limit",
 };
 
 }  // namespace

@@ -171,7 +171,24 @@ std::string to_json(const Report& report) {
         append_json_string(out, skip.name);
         fmt::format_to(out, ":{}", skip.count);
     }
-    fmt::format_to(out, "}},\"epsilon\":");
+    *out++ = '}';
+    if (!report.tunnels.inner.empty()) {
+        fmt::format_to(out, ",\"tunnels\":{{");
+        for (const auto& tunnel : report.tunnels.inner) {
+            append_json_string(out, tunnel.name);
+            fmt::format_to(out, ":{},", tunnel.count);
+        }
+        fmt::format_to(out, "\"outer_keyed\":{{");
+        first = true;
+        for (const auto& reason : report.tunnels.outer_keyed) {
+            if (!first) *out++ = ',';
+            first = false;
+            append_json_string(out, reason.name);
+            fmt::format_to(out, ":{}", reason.count);
+        }
+        fmt::format_to(out, "}}}}");
+    }
+    fmt::format_to(out, ",\"epsilon\":");
     append_number(out, report.sketch.epsilon);
     fmt::format_to(out, ",\"delta\":");
     append_number(out, report.sketch.delta);

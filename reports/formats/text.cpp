@@ -179,6 +179,21 @@ std::string to_text(const Report& report) {
                                with_separators(skip.count));
     }
     fmt::format_to(out, "  skipped: {}\n", skipped.empty() ? "none" : skipped);
+    const auto nonzero = [](const std::vector<core::NamedCount>& counts) {
+        std::string listed;
+        for (const auto& count : counts) {
+            if (count.count == 0) continue;
+            listed += fmt::format("{}{} {}", listed.empty() ? "" : ", ", count.name,
+                                  with_separators(count.count));
+        }
+        return listed;
+    };
+    if (const std::string inner = nonzero(report.tunnels.inner); !inner.empty()) {
+        fmt::format_to(out, "  tunnelled, keyed by the inner flow: {}\n", inner);
+    }
+    if (const std::string outer = nonzero(report.tunnels.outer_keyed); !outer.empty()) {
+        fmt::format_to(out, "  tunnelled, keyed by the outer header: {}\n", outer);
+    }
     for (const auto& interface : report.interfaces) {
         fmt::format_to(out, "  interface {}: frames {}, received {}, dropped by kernel {}, by interface {}\n",
                        interface.name, with_separators(interface.frames),

@@ -55,22 +55,28 @@ TEST(DecodeIpv4, UdpTcpFlagsStayZero) {
 }
 
 TEST(DecodeIpv4, PortlessProtocolsKeyWithPortsZero) {
-    // ICMP, GRE and ESP have no ports; GRE is keyed by the outer header (no descent).
+    // ICMP, GRE and ESP have no ports. With --tunnels outer, GRE and IP in IP
+    // are keyed by the outer header; by default by the inner packet.
+    DecodeLimits outer;
+    outer.decapsulate_tunnels = false;
     expect_key(link_type::ethernet, ethernet(0x0800) + Ipv4().protocol(kIcmp).wrap(icmp_echo()),
                key4(0, 0, kIcmp));
     const Frame gre = Frame{0x00, 0x00, 0x08, 0x00} +
                       Ipv4().protocol(kUdp).wrap(udp(1111, 2222));  // GRE carrying IPv4/UDP
     expect_key(link_type::ethernet, ethernet(0x0800) + Ipv4().protocol(47).wrap(gre),
-               key4(0, 0, 47));
+               key4(0, 0, 47), outer);
+    expect_key(link_type::ethernet, ethernet(0x0800) + Ipv4().protocol(47).wrap(gre),
+               key4(1111, 2222, kUdp));
     expect_key(link_type::ethernet,
                ethernet(0x0800) + Ipv4().protocol(50).wrap(Frame{}.fill(16, 7)), key4(0, 0, 50));
-    // IP-in-IP: keyed by the outer header, protocol 4.
-    expect_key(link_type::ethernet,
-               ethernet(0x0800) + Ipv4().protocol(4).wrap(Ipv4().protocol(kTcp).wrap(tcp(1, 2, 2))),
-               key4(0, 0, 4));
+    // IP-in-IP: keyed by the outer header, protocol 4, or by the inner TCP.
+    const Frame ipip =
+        ethernet(0x0800) + Ipv4().protocol(4).wrap(Ipv4().protocol(kTcp).wrap(tcp(1, 2, 2)));
+    expect_key(link_type::ethernet, ipip, key4(0, 0, 4), outer);
+    expect_key(link_type::ethernet, ipip, key4(1, 2, kTcp));
 }
 
-TEST(DecodeIpv4, VxlanIsKeyedByOuterUdp) {
+TEST(DecodeIpv4, VxlanIsKeyedByOuterUdpWithTunnelsOuter) {
     const Frame inner = ethernet(0x0800) + Ipv4().protocol(kTcp).wrap(tcp(1, 2, 2));
     const Frame vxlan = Frame{}
                             .be16(40000)
@@ -80,8 +86,12 @@ TEST(DecodeIpv4, VxlanIsKeyedByOuterUdp) {
                             .be32(0x08000000)
                             .be32(0x00000100)
                             .append(inner);
+    DecodeLimits outer;
+    outer.decapsulate_tunnels = false;
     expect_key(link_type::ethernet, ethernet(0x0800) + Ipv4().protocol(kUdp).wrap(vxlan),
-               key4(40000, 4789, kUdp));
+               key4(40000, 4789, kUdp), outer);
+    expect_key(link_type::ethernet, ethernet(0x0800) + Ipv4().protocol(kUdp).wrap(vxlan),
+               key4(1, 2, kTcp));
 }
 
 TEST(DecodeIpv4, OptionsAreSkipped) {

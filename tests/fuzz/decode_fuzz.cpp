@@ -2,7 +2,7 @@
 //
 // Input layout: byte 0 selects the link type (low 7 bits, modulo the table below, which
 // make_decode_corpus.py mirrors) and, with its high bit, tight DecodeLimits (1 VLAN tag,
-// 1 MPLS label, 1 extension header) so short inputs reach the limit paths; the rest is the
+// 1 MPLS label, 1 extension header, 1 tunnel) so short inputs reach the limit paths; the rest is the
 // frame. The harness traps on any broken invariant of a decoded key, and on an Ethernet frame
 // that decodes otherwise than the Linux cooked capture of its payload (the fast path's check).
 #include <array>
@@ -65,13 +65,27 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         limits.max_vlan_tags = 1;
         limits.max_mpls_labels = 1;
         limits.max_ipv6_extension_headers = 1;
+        limits.max_tunnel_depth = 1;
     }
 
     if (link == lt::ethernet) check_ethernet_against_cooked(data + 1, size - 1, limits);
 
     DecodedPacket out;
+    flowsketch::capture::TunnelCounts tunnels;
     const SkipReason reason =
-        flowsketch::capture::decode_frame(link, data + 1, size - 1, out, limits);
+        flowsketch::capture::decode_frame(link, data + 1, size - 1, out, limits, tunnels);
+    // A tunnel never costs a frame: what the outer packet keyed, decapsulation keys too.
+    DecodedPacket outer;
+    DecodeLimits outer_limits = limits;
+    outer_limits.decapsulate_tunnels = false;
+    const SkipReason outer_reason =
+        flowsketch::capture::decode_frame(link, data + 1, size - 1, outer, outer_limits);
+    check(reason == outer_reason);
+    if (tunnels.empty()) {
+        check(reason != SkipReason::none ||
+              (outer.key == out.key && outer.tcp_flags == out.tcp_flags &&
+               outer.is_fragment == out.is_fragment));
+    }
     const bool supported = flowsketch::capture::is_supported_link_type(link);
     check(static_cast<std::size_t>(reason) < flowsketch::capture::skip_reason_count);
     check(supported == (reason != SkipReason::unsupported_link_type));

@@ -103,6 +103,23 @@ def ports_then(sport, dport, rest):
 ICMP_ECHO = bytes.fromhex("0800f7ff00010001")
 
 
+# Tunnels
+def gre(protocol, flags=0, options=b""):
+    return be16(flags) + be16(protocol) + options
+
+
+def udp_tunnel(dport, header, payload):
+    return be16(49152) + be16(dport) + be16(8 + len(header) + len(payload)) + be16(0) + header + payload
+
+
+def geneve(protocol, options=b"", version=0):
+    return bytes([(version << 6) | (len(options) // 4), 0]) + be16(protocol) + be32(77 << 8) + options
+
+
+def gtp_u(payload, flags=0x30, extra=b""):
+    return bytes([flags, 0xFF]) + be16(len(extra) + len(payload)) + be32(1) + extra + payload
+
+
 def seed(link, frame, tight=False):
     return bytes([LINK_TYPES.index(link) | (TIGHT_LIMITS if tight else 0)]) + frame
 
@@ -148,6 +165,42 @@ def corpus():
             seed("null", struct.pack("<I", 30) + ipv6(TCP, tcp(33000, 22, 0x02))),
         "null_big_endian_ipv4_udp": seed("null", be32(2) + ipv4(UDP, udp(1, 2))),
         "loop_ipv6_udp": seed("loop", be32(24) + ip6_udp),
+        # Tunnels: each type, nested, and broken (keyed by the outer header).
+        "ethernet_ipip_4in4_tcp": seed("ethernet", ethernet(0x0800) + ipv4(4, ip4_tcp)),
+        "raw_ipv6_4in6_tcp": seed("raw", ipv6(4, ip4_tcp)),
+        "ethernet_gre_key_seq_ipv6_udp":
+            seed("ethernet", ethernet(0x0800) + ipv4(47, gre(0x86DD, 0xB000, bytes(12)) + ip6_udp)),
+        "ethernet_gre_teb_ipv4_tcp":
+            seed("ethernet", ethernet(0x0800) + ipv4(47, gre(0x6558) + ethernet(0x0800) + ip4_tcp)),
+        "ethernet_erspan2_ipv4_tcp":
+            seed("ethernet", ethernet(0x0800) + ipv4(47, gre(0x88BE, 0x1000, bytes(4)) + bytes([0x10]) + bytes(7)
+                                                     + ethernet(0x0800) + ip4_tcp)),
+        "ethernet_erspan3_platform_ipv4_tcp":
+            seed("ethernet", ethernet(0x0800) + ipv4(47, gre(0x22EB) + bytes([0x20]) + bytes(10) + b"\x01"
+                                                     + bytes(8) + ethernet(0x0800) + ip4_tcp)),
+        "ethernet_vxlan_ipv6_udp":
+            seed("ethernet", ethernet(0x0800) + ipv4(UDP, udp_tunnel(4789, b"\x08" + bytes(7),
+                                                                     ethernet(0x86DD) + ip6_udp))),
+        "ethernet_geneve_options_vxlan_ipv4_tcp":
+            seed("ethernet", ethernet(0x0800) + ipv4(UDP, udp_tunnel(
+                6081, geneve(0x6558, bytes(8)),
+                ethernet(0x0800) + ipv4(UDP, udp_tunnel(4789, b"\x08" + bytes(7), ethernet(0x0800) + ip4_tcp))))),
+        "ethernet_gtp_u_extension_ipv4_tcp":
+            seed("ethernet", ethernet(0x0800) + ipv4(UDP, udp_tunnel(
+                2152, b"", gtp_u(ip4_tcp, 0x34, be16(1) + b"\x00\x85" + b"\x01\x00\x09\x00")))),
+        "ethernet_pppoe_compressed_ipv4_tcp":
+            seed("ethernet", ethernet(0x8864) + pppoe_session(0, len(ip4_tcp) + 1)[:6] + b"\x21" + ip4_tcp),
+        "ethernet_ipip_nested_beyond_tight_limit":
+            seed("ethernet", ethernet(0x0800) + ipv4(4, ipv4(4, ip4_tcp)), True),
+        "ethernet_ipip_looping_deep": seed("ethernet", ethernet(0x0800) + ipv4(4, ipv4(4, ipv4(4, ipv4(4, ipv4(4, ipv4(4, ip4_tcp))))))),
+        "ethernet_gre_truncated_options":
+            seed("ethernet", ethernet(0x0800) + ipv4(47, gre(0x0800, 0xB000, bytes(5)))),
+        "ethernet_gre_routing": seed("ethernet", ethernet(0x0800) + ipv4(47, gre(0x0800, 0x4000) + bytes(4) + ip4_tcp)),
+        "ethernet_vxlan_truncated": seed("ethernet", ethernet(0x0800) + ipv4(UDP, udp_tunnel(4789, b"\x08\x00", b""))),
+        "ethernet_geneve_options_past_end":
+            seed("ethernet", ethernet(0x0800) + ipv4(UDP, udp_tunnel(6081, bytes([0x3F, 0]) + be16(0x6558) + bytes(4), bytes(8)))),
+        "ethernet_gtp_u_extension_length_zero":
+            seed("ethernet", ethernet(0x0800) + ipv4(UDP, udp_tunnel(2152, b"", gtp_u(bytes(4), 0x34, bytes(3) + b"\x85" + b"\x00\x00\x00\x00")))),
         # Malformed frames, one per skip reason (and a few ways to reach some).
         "unsupported_link_type": seed("unsupported", ip4_tcp),
         "ethernet_arp": seed("ethernet", ethernet(0x0806) + bytes(28)),

@@ -1,0 +1,18 @@
+// What the layers of one frame's walk share besides the reader: the limits,
+// the tunnel counts and how many tunnels the walk is inside.
+// Private to decode.cpp (see reader.hpp).
+#pragma once
+
+#include "capture/decode/decode.hpp"
+
+namespace flowsketch::capture {
+namespace {
+
+struct Walk {
+    const DecodeLimits& limits;
+    TunnelCounts& tunnels;
+    unsigned depth;  // tunnels entered so far (0: the outermost packet)
+};
+
+}  // namespace
+}  // namespace flowsketch::capture
