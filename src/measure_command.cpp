@@ -218,6 +218,46 @@ std::vector<core::KeySpec> extra_key_specs(const std::vector<std::string>& texts
     return specs;
 }
 
+// Why a replay counted nothing, or "" if it counted something (a frame that
+// was decoded, or at least not refused for its link type).
+std::string nothing_counted(const ReplayStream& stream, const Pipeline& pipeline,
+                            const std::string& filter) {
+    const std::uint64_t frames = pipeline.frames_total();
+    if (frames == 0) {
+        std::string why = "no frame read";
+        if (!stream.uncounted().empty()) {
+            for (const std::string& reason : stream.uncounted()) why += "; " + reason;
+        } else if (!filter.empty()) {
+            why += " (none passed the filter)";
+        } else {
+            why += " (the input holds no packet)";
+        }
+        return why;
+    }
+    if (pipeline.skipped_total(capture::SkipReason::unsupported_link_type) == frames) {
+        return fmt::format("no frame decoded: all {} frames have a link type flowsketch does not "
+                           "decode",
+                           frames);
+    }
+    return {};
+}
+
+// Says in the final report why nothing was counted (see counted_status).
+void note_nothing_counted(const ReplayStream& stream, Pipeline& pipeline, const std::string& filter) {
+    const std::string why = nothing_counted(stream, pipeline, filter);
+    if (!why.empty()) pipeline.note_warning(why);
+}
+
+// A replay that counted nothing says so in one line, and fails unless the
+// input held nothing to count (empty, or nothing passed the filter).
+int counted_status(const ReplayStream& stream, const Pipeline& pipeline, const std::string& filter) {
+    const std::string why = nothing_counted(stream, pipeline, filter);
+    if (why.empty()) return exit_ok;
+    const bool empty_input = pipeline.frames_total() == 0 && stream.uncounted().empty();
+    fmt::print(stderr, "flowsketch: {}\n", why);
+    return empty_input ? exit_ok : exit_runtime_error;
+}
+
 // Replays capture files in order as one stream; intervals in packet time.
 int run_replay(const MeasureOptions& options, const std::string& filter, Pipeline& pipeline,
                boost::asio::io_context& io) {
@@ -228,7 +268,8 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
     try {
         for (const auto& path : options.files) {
             sources.push_back(std::make_unique<capture::PcapFileSource>(path, filter));
-            warn_if_not_decoded(path, sources.back()->link_type());
+            // (A pcapng file's interfaces are warned about one by one, by ReplayStream.)
+            if (!sources.back()->reads_interfaces()) warn_if_not_decoded(path, sources.back()->link_type());
         }
     } catch (const capture::FilterError& e) {
         return fail(exit_usage_error, e.what());
@@ -241,7 +282,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
         PacedReplay replay(io, stream, pipeline, speed, options.count, !options.listen.empty());
         replay.start();
         io.run();
-        return exit_ok;
+        return counted_status(stream, pipeline, filter);
     }
     install_stop_handlers();
     // In batches: one call walks many records of the read block, and the
@@ -249,6 +290,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
     // measurement at once, so no batch is split.
     std::array<capture::Frame, core::FlowMeasurement::chunk_packets> frames;
     int link = 0;
+    std::size_t interface = Pipeline::no_interface;
     while (stop_requested == 0) {
         std::span<capture::Frame> batch(frames);
         if (options.count != 0) {
@@ -256,13 +298,14 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
             if (left == 0) break;
             if (left < batch.size()) batch = batch.first(static_cast<std::size_t>(left));
         }
-        const std::size_t n = stream.next_batch(batch, link);
+        const std::size_t n = stream.next_batch(batch, link, interface);
         if (n == 0 && stream.interrupted()) continue;  // the loop's condition tells a stop
         if (n == 0) break;
-        pipeline.on_frames(batch.first(n), link, stream.frame_storage());
+        pipeline.on_frames(batch.first(n), link, stream.frame_storage(), interface);
     }
+    if (stop_requested == 0) note_nothing_counted(stream, pipeline, filter);
     pipeline.finish();
-    return exit_ok;
+    return stop_requested != 0 ? exit_ok : counted_status(stream, pipeline, filter);
 }
 
 // Captures live interfaces on one Asio event loop until SIGINT/SIGTERM or -c.

@@ -19,16 +19,23 @@ namespace flowsketch::app {
 
 /// The files in order as one stream of frames. Damage (a file cut short) is
 /// warned about on stderr, noted in the pipeline's reports, and the stream
-/// moves on to the next file.
+/// moves on to the next file. The interfaces of pcapng files are made known
+/// to the pipeline as they appear (a link type not decoded, or a filter that
+/// does not compile for it, is warned about once per interface).
 class ReplayStream {
 public:
     ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources, Pipeline& pipeline);
     /// The next frame and its link type; false at the end of the last file.
-    bool next(capture::Frame& frame, int& link_type);
-    /// The next frames, all of one file and so of one link type (at most
-    /// frames.size(), which must not be 0; see PcapFileSource::next_batch);
-    /// 0 at the end of the last file, or when interrupted().
-    std::size_t next_batch(std::span<capture::Frame> frames, int& link_type);
+    bool next(capture::Frame& frame, int& link_type, std::size_t& interface);
+    /// The next frames, all of one file and one interface and so of one link
+    /// type (at most frames.size(), which must not be 0; see
+    /// PcapFileSource::next_batch); `interface` is the pipeline's source for
+    /// them. 0 at the end of the last file, or when interrupted().
+    std::size_t next_batch(std::span<capture::Frame> frames, int& link_type, std::size_t& interface);
+
+    /// What the files held that no frame counts: damage, packets on
+    /// undescribed interfaces, packets the filter could not run on. Empty if nothing.
+    const std::vector<std::string>& uncounted() const noexcept { return uncounted_; }
     /// The last read returned nothing because a signal ended its wait for a
     /// pipe (ReadStatus::interrupted); reading again goes on.
     bool interrupted() const noexcept { return interrupted_; }
@@ -38,9 +45,18 @@ public:
     }
 
 private:
+    // A file's interfaces as the pipeline knows them.
+    struct FileInterfaces {
+        std::vector<std::size_t> sources;     // pipeline source per interface
+        std::vector<std::uint64_t> unfiltered;  // noted so far
+    };
+    void end_current(capture::ReadStatus status);
+    void update_interfaces(std::size_t file);
+
     std::vector<std::unique_ptr<capture::PcapFileSource>>& sources_;
     Pipeline& pipeline_;
-    void end_current(capture::ReadStatus status);
+    std::vector<FileInterfaces> interfaces_;  // per file
+    std::vector<std::string> uncounted_;
 
     std::size_t current_ = 0;
     bool interrupted_ = false;
@@ -70,6 +86,7 @@ private:
     boost::asio::signal_set signals_;
     capture::Frame pending_;
     int pending_link_ = 0;
+    std::size_t pending_interface_ = 0;
     bool has_pending_ = false;
     bool have_origin_ = false;
     std::int64_t origin_packet_ns_ = 0;

@@ -22,6 +22,13 @@ const Capture captures[] = {
     {"zeek-mixed-vlan-mpls.pcap", 5},
     {"pcapplusplus-ipv6.pcapng", 26},
     {"pcapplusplus-ip4_fragments.pcap", 3},
+    // pcapng with several interfaces, sections, link types, snapshot lengths and units
+    {"zed-ng-interfaces.pcapng", 2},
+    {"zed-non-overlap.pcapng", 4},
+    {"merged-ether-sll.pcapng", 282},
+    {"merged-snaplens.pcapng", 260},
+    {"generated-pcapng-interfaces.pcapng", 8},
+    {"generated-pcapng-sections.pcapng", 6},
 };
 
 json final_report(const RunResult& run) {
