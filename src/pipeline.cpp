@@ -117,15 +117,15 @@ void Pipeline::hand_over(std::span<const capture::Frame> frames, int link_type,
             decode(frame, link_type);
             continue;
         }
+        // One link type per batch: a pcapng file's interfaces may differ
+        // in it within one read block.
+        if (!deferred_.empty() && deferred_link_ != link_type) flush_batch();
         if (deferred_storage_.empty() || deferred_storage_.back() != storage) {
-            // A new block, or a new file (and maybe link type): one of each per batch.
-            if (!deferred_.empty() &&
-                (deferred_storage_.size() == max_storage_per_batch || deferred_link_ != link_type)) {
-                flush_batch();
-            }
+            // A new block, or a new file: at most max_storage_per_batch per batch.
+            if (!deferred_.empty() && deferred_storage_.size() == max_storage_per_batch) flush_batch();
             deferred_storage_.push_back(storage);
-            deferred_link_ = link_type;
         }
+        deferred_link_ = link_type;
         deferred_.push_back(frame);
         if (deferred_.size() == batch_limit_) flush_batch();
     }

@@ -90,6 +90,17 @@ TEST_P(SampleCapture, MatchesIndependentTruth) {
     }
 }
 
+// One thread and two give the same reports, byte for byte, also where a pcapng file's
+// interfaces of different link types alternate within one read block.
+TEST_P(SampleCapture, SameReportsWithEitherThreadCount) {
+    const std::string options = "-r " + pcap_path(GetParam().file) + " --interval 1 --format json";
+    const RunResult one = run_flowsketch(options + " --threads 1");
+    const RunResult two = run_flowsketch(options + " --threads 2");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    EXPECT_EQ(one.out, two.out);
+}
+
 INSTANTIATE_TEST_SUITE_P(Pcaps, SampleCapture, ::testing::ValuesIn(captures),
                          [](const auto& param_info) {
                              std::string name = param_info.param.file;
