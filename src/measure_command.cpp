@@ -218,40 +218,10 @@ std::vector<core::KeySpec> extra_key_specs(const std::vector<std::string>& texts
     return specs;
 }
 
-// Why a replay counted nothing, or "" if it counted something (a frame that
-// was decoded, or at least not refused for its link type).
-std::string nothing_counted(const ReplayStream& stream, const Pipeline& pipeline,
-                            const std::string& filter) {
-    const std::uint64_t frames = pipeline.frames_total();
-    if (frames == 0) {
-        std::string why = "no frame read";
-        if (!stream.uncounted().empty()) {
-            for (const std::string& reason : stream.uncounted()) why += "; " + reason;
-        } else if (!filter.empty()) {
-            why += " (none passed the filter)";
-        } else {
-            why += " (the input holds no packet)";
-        }
-        return why;
-    }
-    if (pipeline.skipped_total(capture::SkipReason::unsupported_link_type) == frames) {
-        return fmt::format("no frame decoded: all {} frames have a link type flowsketch does not "
-                           "decode",
-                           frames);
-    }
-    return {};
-}
-
-// Says in the final report why nothing was counted (see counted_status).
-void note_nothing_counted(const ReplayStream& stream, Pipeline& pipeline, const std::string& filter) {
-    const std::string why = nothing_counted(stream, pipeline, filter);
-    if (!why.empty()) pipeline.note_warning(why);
-}
-
 // A replay that counted nothing says so in one line, and fails unless the
 // input held nothing to count (empty, or nothing passed the filter).
-int counted_status(const ReplayStream& stream, const Pipeline& pipeline, const std::string& filter) {
-    const std::string why = nothing_counted(stream, pipeline, filter);
+int counted_status(const ReplayStream& stream, const Pipeline& pipeline) {
+    const std::string why = stream.nothing_counted();
     if (why.empty()) return exit_ok;
     const bool empty_input = pipeline.frames_total() == 0 && stream.uncounted().empty();
     fmt::print(stderr, "flowsketch: {}\n", why);
@@ -277,12 +247,12 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
         return fail(exit_runtime_error, e.what());
     }
 
-    ReplayStream stream(sources, pipeline);
+    ReplayStream stream(sources, pipeline, !filter.empty());
     if (!options.listen.empty() || speed > 0) {
         PacedReplay replay(io, stream, pipeline, speed, options.count, !options.listen.empty());
         replay.start();
         io.run();
-        return counted_status(stream, pipeline, filter);
+        return replay.stopped() ? exit_ok : counted_status(stream, pipeline);
     }
     install_stop_handlers();
     // In batches: one call walks many records of the read block, and the
@@ -303,9 +273,9 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
         if (n == 0) break;
         pipeline.on_frames(batch.first(n), link, stream.frame_storage(), interface);
     }
-    if (stop_requested == 0) note_nothing_counted(stream, pipeline, filter);
+    if (stop_requested == 0) stream.note_nothing_counted();
     pipeline.finish();
-    return stop_requested != 0 ? exit_ok : counted_status(stream, pipeline, filter);
+    return stop_requested != 0 ? exit_ok : counted_status(stream, pipeline);
 }
 
 // Captures live interfaces on one Asio event loop until SIGINT/SIGTERM or -c.

@@ -11,8 +11,8 @@
 namespace flowsketch::app {
 
 ReplayStream::ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources,
-                           Pipeline& pipeline)
-    : sources_(sources), pipeline_(pipeline), interfaces_(sources.size()) {
+                           Pipeline& pipeline, bool filtered)
+    : sources_(sources), pipeline_(pipeline), interfaces_(sources.size()), filtered_(filtered) {
     // The interfaces read at open (the first of each pcapng file), up front:
     // their warnings come before any report.
     for (std::size_t file = 0; file < sources_.size(); ++file) update_interfaces(file);
@@ -129,6 +129,33 @@ void ReplayStream::end_current(capture::ReadStatus status) {
     ++current_;
 }
 
+// Nothing counted: no frame read, or every frame of a link type not decoded.
+std::string ReplayStream::nothing_counted() const {
+    const std::uint64_t frames = pipeline_.frames_total();
+    if (frames == 0) {
+        std::string why = "no frame read";
+        if (!uncounted_.empty()) {
+            for (const std::string& reason : uncounted_) why += "; " + reason;
+        } else if (filtered_) {
+            why += " (none passed the filter)";
+        } else {
+            why += " (the input holds no packet)";
+        }
+        return why;
+    }
+    if (pipeline_.skipped_total(capture::SkipReason::unsupported_link_type) == frames) {
+        return fmt::format("no frame decoded: all {} frames have a link type flowsketch does not "
+                           "decode",
+                           frames);
+    }
+    return {};
+}
+
+void ReplayStream::note_nothing_counted() {
+    const std::string why = nothing_counted();
+    if (!why.empty()) pipeline_.note_warning(why);
+}
+
 PacedReplay::PacedReplay(boost::asio::io_context& io, ReplayStream& stream, Pipeline& pipeline,
                          double speed, std::uint64_t count, bool keep_serving)
     : io_(io),
@@ -144,6 +171,7 @@ void PacedReplay::start() {
     signals_.async_wait([this](const boost::system::error_code& ec, int) {
         if (ec) return;
         keep_serving_ = false;  // the endpoint goes with the loop: no "serving metrics" line
+        stopped_ = true;
         timer_.cancel();
         finish();
         io_.stop();
@@ -206,6 +234,7 @@ void PacedReplay::step() {
 void PacedReplay::finish() {
     if (finished_) return;
     finished_ = true;
+    if (!stopped_) stream_.note_nothing_counted();
     pipeline_.finish();
     if (keep_serving_) {
         std::fprintf(stderr, "flowsketch: replay done; serving metrics until SIGINT/SIGTERM\n");

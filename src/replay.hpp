@@ -24,7 +24,9 @@ namespace flowsketch::app {
 /// does not compile for it, is warned about once per interface).
 class ReplayStream {
 public:
-    ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources, Pipeline& pipeline);
+    /// `filtered`: a BPF expression selects the frames.
+    ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources, Pipeline& pipeline,
+                 bool filtered = false);
     /// The next frame and its link type; false at the end of the last file.
     bool next(capture::Frame& frame, int& link_type, std::size_t& interface);
     /// The next frames, all of one file and one interface and so of one link
@@ -36,6 +38,11 @@ public:
     /// What the files held that no frame counts: damage, packets on
     /// undescribed interfaces, packets the filter could not run on. Empty if nothing.
     const std::vector<std::string>& uncounted() const noexcept { return uncounted_; }
+    /// After the last file: why the replay counted nothing (no frame read, or
+    /// none decoded for its link type), or "" if it counted something.
+    std::string nothing_counted() const;
+    /// Puts nothing_counted(), if any, in the final report's warnings (call before Pipeline::finish).
+    void note_nothing_counted();
     /// The last read returned nothing because a signal ended its wait for a
     /// pipe (ReadStatus::interrupted); reading again goes on.
     bool interrupted() const noexcept { return interrupted_; }
@@ -57,6 +64,7 @@ private:
     Pipeline& pipeline_;
     std::vector<FileInterfaces> interfaces_;  // per file
     std::vector<std::string> uncounted_;
+    bool filtered_ = false;
 
     std::size_t current_ = 0;
     bool interrupted_ = false;
@@ -71,6 +79,8 @@ public:
     PacedReplay(boost::asio::io_context& io, ReplayStream& stream, Pipeline& pipeline,
                 double speed, std::uint64_t count, bool keep_serving);
     void start();
+    /// SIGINT or SIGTERM ended the replay before its last file did.
+    bool stopped() const noexcept { return stopped_; }
 
 private:
     void step();
@@ -93,6 +103,7 @@ private:
     std::chrono::steady_clock::time_point origin_wall_;
     std::uint64_t frames_ = 0;
     bool finished_ = false;
+    bool stopped_ = false;  // by SIGINT/SIGTERM
 };
 
 }  // namespace flowsketch::app
