@@ -44,9 +44,8 @@ public:
     /// other status. Frames stay valid until the next read.
     virtual std::size_t next_batch(std::span<Frame> frames, ReadStatus& status) = 0;
 
-    /// The link type (DLT_*) of every frame. A pcapng file whose interfaces
-    /// differ in link type would need one per frame; the file source refuses
-    /// such files today, as libpcap does.
+    /// The link type (DLT_*) of the frames of the last batch. A pcapng file's
+    /// interfaces may differ in link type: its batches hold one interface's frames.
     virtual int link_type() const noexcept = 0;
 
     /// Cumulative counters since the source was opened.

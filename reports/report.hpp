@@ -51,6 +51,21 @@ struct TunnelSection {
 /// One live interface's share of a report (live capture only).
 using InterfaceReport = core::InterfaceCounts;
 
+/// One interface of a replayed pcapng file: listed when a file has more
+/// than one, beside what live capture lists.
+struct FileInterfaceReport {
+    std::string name;          // if_name, else "#index"
+    std::string file;          // the capture file, as given
+    std::uint32_t index = 0;   // in the file, in order across its sections
+    std::uint32_t section = 0; // its section, from 0
+    std::uint32_t id = 0;      // its interface id within the section
+    int link_type = 0;         // DLT_* value
+    std::string link_type_name;  // libpcap's name of it (EN10MB, LINUX_SLL, ...)
+    std::uint64_t frames = 0;  // frames read from it (after the filter)
+    std::uint64_t unsupported_link_type = 0;  // of them, not decoded: link type not decoded
+    std::uint64_t unfiltered = 0;  // not counted: the filter does not compile for its link type
+};
+
 struct Report {
     ReportKind kind = ReportKind::interval;
     double start = 0;  // Unix seconds (interval: nominal boundary; final: first frame)
@@ -72,6 +87,8 @@ struct Report {
     FlowSection flows;
     std::vector<InterfaceReport> interfaces;  // live capture: per-interface totals and drops
     bool counts_are_lower_bounds = false;     // frames were dropped before flowsketch saw them
+    std::vector<FileInterfaceReport> file_interfaces;  // replays of multi-interface pcapng
+    bool no_packet_time = false;  // a replay that read no frame: start and end are no time
     bool truncated = false;             // an input ended early or was damaged
     std::vector<std::string> warnings;  // human-readable, one per problem
     /// Which probe measured (--probe; the host name by default), or the probes a

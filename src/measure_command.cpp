@@ -258,6 +258,14 @@ std::string file_in_filter_hint(const std::vector<std::string>& filter_words) {
     if (!std::filesystem::is_regular_file(filter_words.front(), error)) return {};
     return fmt::format(" ('{}' is a file: give each capture file its own -r, as in -r A -r B)",
                        filter_words.front());
+// A replay that counted nothing says so in one line, and fails unless the
+// input held nothing to count (empty, or nothing passed the filter).
+int counted_status(const ReplayStream& stream, const Pipeline& pipeline) {
+    const std::string why = stream.nothing_counted();
+    if (why.empty()) return exit_ok;
+    const bool empty_input = pipeline.frames_total() == 0 && stream.uncounted().empty();
+    fmt::print(stderr, "flowsketch: {}\n", why);
+    return empty_input ? exit_ok : exit_runtime_error;
 }
 
 // Replays capture files in order as one stream; intervals in packet time.
@@ -270,7 +278,8 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
     try {
         for (const auto& path : options.files) {
             sources.push_back(std::make_unique<capture::PcapFileSource>(path, filter));
-            warn_if_not_decoded(path, sources.back()->link_type());
+            // (A pcapng file's interfaces are warned about one by one, by ReplayStream.)
+            if (!sources.back()->reads_interfaces()) warn_if_not_decoded(path, sources.back()->link_type());
         }
     } catch (const capture::FilterError& e) {
         return fail(exit_usage_error, e.what() + file_in_filter_hint(options.filter_words));
@@ -278,13 +287,13 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
         return fail(exit_runtime_error, e.what());
     }
 
-    ReplayStream stream(sources, pipeline);
+    ReplayStream stream(sources, pipeline, !filter.empty());
     stream.set_progress(progress);
     if (!options.listen.empty() || speed > 0) {
         PacedReplay replay(io, stream, pipeline, speed, options.count, !options.listen.empty());
         replay.start();
         io.run();
-        return exit_ok;
+        return replay.stopped() ? exit_ok : counted_status(stream, pipeline);
     }
     install_stop_handlers();
     // In batches: one call walks many records of the read block, and the
@@ -292,6 +301,7 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
     // measurement at once, so no batch is split.
     std::array<capture::Frame, core::FlowMeasurement::chunk_packets> frames;
     int link = 0;
+    std::size_t interface = Pipeline::no_interface;
     while (stop_requested == 0) {
         std::span<capture::Frame> batch(frames);
         if (options.count != 0) {
@@ -299,16 +309,17 @@ int run_replay(const MeasureOptions& options, const std::string& filter, Pipelin
             if (left == 0) break;
             if (left < batch.size()) batch = batch.first(static_cast<std::size_t>(left));
         }
-        const std::size_t n = stream.next_batch(batch, link);
+        const std::size_t n = stream.next_batch(batch, link, interface);
         if (n == 0 && stream.interrupted()) continue;  // the loop's condition tells a stop
         if (n == 0) break;
-        pipeline.on_frames(batch.first(n), link, stream.frame_storage());
+        pipeline.on_frames(batch.first(n), link, stream.frame_storage(), interface);
         if (progress != nullptr) {
             progress->update(pipeline.frames_total(), [&stream] { return stream.bytes_read(); });
         }
     }
+    if (stop_requested == 0) stream.note_nothing_counted();
     pipeline.finish();
-    return exit_ok;
+    return stop_requested != 0 ? exit_ok : counted_status(stream, pipeline);
 }
 
 // Captures live interfaces on one Asio event loop until SIGINT/SIGTERM or -c.

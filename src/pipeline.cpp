@@ -49,6 +49,7 @@ void Pipeline::Counters::add(const Counters& other) noexcept {
         source_stats[i].received += other.source_stats[i].received;
         source_stats[i].dropped += other.source_stats[i].dropped;
         source_stats[i].if_dropped += other.source_stats[i].if_dropped;
+        source_unfiltered[i] += other.source_unfiltered[i];
     }
 }
 
@@ -58,6 +59,7 @@ void Pipeline::Counters::reset() noexcept {
     tunnels = {};
     std::fill(source_frames.begin(), source_frames.end(), 0);
     std::fill(source_stats.begin(), source_stats.end(), capture::CaptureStats{});
+    std::fill(source_unfiltered.begin(), source_unfiltered.end(), 0);
 }
 
 Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
@@ -81,6 +83,7 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
     for (Counters* counters : {&interval_, &total_}) {
         counters->source_frames.assign(sources, 0);
         counters->source_stats.assign(sources, capture::CaptureStats{});
+        counters->source_unfiltered.assign(sources, 0);
     }
     last_cumulative_.assign(sources, capture::CaptureStats{});
     if (interval_ns_ > 0 && interval_ns_ < 1000) {
@@ -107,9 +110,9 @@ Pipeline::~Pipeline() = default;
 // hashing is in flush_batch), so the two threads share the work by its load;
 // while other work takes the cores, this thread measures alone.
 void Pipeline::hand_over(std::span<const capture::Frame> frames, int link_type,
-                         const std::shared_ptr<const void>& storage) {
+                         const std::shared_ptr<const void>& storage, std::size_t source) {
     for (const capture::Frame& frame : frames) {
-        account(frame, 0);
+        account(frame, source);
         if (batch_.empty() && deferred_.empty()) {
             alone_ = contention_.run_alone();
             defer_ = !alone_ && !worker_->behind();
@@ -118,15 +121,15 @@ void Pipeline::hand_over(std::span<const capture::Frame> frames, int link_type,
             decode(frame, link_type);
             continue;
         }
+        // One link type per batch: a pcapng file's interfaces may differ
+        // in it within one read block.
+        if (!deferred_.empty() && deferred_link_ != link_type) flush_batch();
         if (deferred_storage_.empty() || deferred_storage_.back() != storage) {
-            // A new block, or a new file (and maybe link type): one of each per batch.
-            if (!deferred_.empty() &&
-                (deferred_storage_.size() == max_storage_per_batch || deferred_link_ != link_type)) {
-                flush_batch();
-            }
+            // A new block, or a new file: at most max_storage_per_batch per batch.
+            if (!deferred_.empty() && deferred_storage_.size() == max_storage_per_batch) flush_batch();
             deferred_storage_.push_back(storage);
-            deferred_link_ = link_type;
         }
+        deferred_link_ = link_type;
         deferred_.push_back(frame);
         if (deferred_.size() == batch_limit_) flush_batch();
     }
@@ -196,6 +199,16 @@ void Pipeline::emit(const reports::Report& report) {
     }
     if (report.kind == reports::ReportKind::interval) overfill_announced_ = overfilled;
     writer_.write(report);
+}
+
+std::size_t Pipeline::add_file_interface(const reports::FileInterfaceReport& interface) {
+    file_interfaces_.push_back(interface);
+    for (Counters* counters : {&interval_, &total_}) {
+        counters->source_frames.push_back(0);
+        counters->source_stats.push_back(capture::CaptureStats{});
+        counters->source_unfiltered.push_back(0);
+    }
+    return interval_.source_frames.size() - 1;
 }
 
 void Pipeline::note_damage(const std::string& message) {
@@ -353,6 +366,19 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
                                                           stats.received, stats.dropped, stats.if_dropped});
         if (stats.dropped > 0 || stats.if_dropped > 0) report.counts_are_lower_bounds = true;
     }
+    if (list_file_interfaces_) {
+        for (std::size_t i = 0; i < file_interfaces_.size(); ++i) {
+            const std::size_t slot = config_.interface_names.size() + i;
+            reports::FileInterfaceReport interface = file_interfaces_[i];
+            interface.frames = counters.source_frames[slot];
+            interface.unsupported_link_type =
+                capture::is_supported_link_type(interface.link_type) ? 0 : interface.frames;
+            interface.unfiltered = counters.source_unfiltered[slot];
+            report.file_interfaces.push_back(std::move(interface));
+        }
+    }
+    // A replay that read no frame has no packet time to report.
+    report.no_packet_time = config_.packet_time_intervals && !seen_any_;
     report.truncated = truncated_;
     report.warnings = warnings_;
     if (report.has_flows && report.flows.counts.overfilled) {

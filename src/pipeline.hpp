@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -15,6 +16,7 @@
 #include "capture/file/pcap_file_source.hpp"
 #include "capture/live/pcap_live_source.hpp"
 #include "core/measure/flow_measurement.hpp"
+#include "reports/report.hpp"
 #include "reports/report_writer.hpp"
 #include "src/core_contention.hpp"
 #include "src/measurement_worker.hpp"
@@ -57,24 +59,41 @@ public:
         decode(frame, link_type);
     }
 
-    /// on_frame for each frame in order (a file's batch: one link type, source 0).
+    /// No interface counts the frames (on_frames' `source`).
+    static constexpr std::size_t no_interface = SIZE_MAX;
+
+    /// on_frame for each frame in order (a file's batch: one link type, from
+    /// one file interface, `source`, of add_file_interface).
     /// `storage` (PcapFileSource::frame_storage) keeps the frames' bytes where
     /// they are: with it, `--threads 2` may leave their decoding to the worker.
     void on_frames(std::span<const capture::Frame> frames, int link_type,
-                   const std::shared_ptr<const void>& storage = nullptr) {
+                   const std::shared_ptr<const void>& storage = nullptr,
+                   std::size_t source = no_interface) {
         if (worker_ && storage) {
-            hand_over(frames, link_type, storage);
+            hand_over(frames, link_type, storage, source);
             return;
         }
         if (!deferred_.empty()) flush_batch();  // once, not per frame
         for (const capture::Frame& frame : frames) {
-            account(frame, 0);
+            account(frame, source);
             decode(frame, link_type);
         }
     }
 
+    /// Replays: an interface of a pcapng file, counted from now on as the
+    /// returned `source` of on_frames. Reports list them once
+    /// list_file_interfaces() was called (a file has several).
+    std::size_t add_file_interface(const reports::FileInterfaceReport& interface);
+    void list_file_interfaces() noexcept { list_file_interfaces_ = true; }
+    /// Frames of a file interface not counted: the filter does not compile for its link type.
+    void note_unfiltered(std::size_t source, std::uint64_t frames) {
+        interval_.source_unfiltered[source] += frames;
+    }
+
     /// Records that an input was cut short or damaged; shown in the next reports.
     void note_damage(const std::string& message);
+    /// A problem with the input that did not end it; shown in the next reports.
+    void note_warning(const std::string& message) { warnings_.push_back(message); }
 
     /// Live capture: the sources' cumulative libpcap counters, read just
     /// before an interval is closed (the report shows the interval's share).
@@ -91,6 +110,11 @@ public:
     void finish_at(std::int64_t interval_start_ns, std::int64_t run_start_ns, std::int64_t end_ns);
 
     std::uint64_t frames_total() const noexcept { return total_.frames + interval_.frames; }
+    /// Frames skipped for `reason` so far (all of them after finish()).
+    std::uint64_t skipped_total(capture::SkipReason reason) const noexcept {
+        const auto i = static_cast<std::size_t>(reason);
+        return total_.skipped[i] + interval_.skipped[i];
+    }
 
 private:
     // Per hand-over to the measurement: one of its chunks; larger with a
@@ -104,8 +128,9 @@ private:
         std::uint64_t frames = 0;
         std::array<std::uint64_t, capture::skip_reason_count> skipped{};
         capture::TunnelCounts tunnels;
-        std::vector<std::uint64_t> source_frames;        // per live interface
+        std::vector<std::uint64_t> source_frames;        // per live or file interface
         std::vector<capture::CaptureStats> source_stats;  // libpcap counters' share
+        std::vector<std::uint64_t> source_unfiltered;     // file interfaces: not filtered
         void add(const Counters& other) noexcept;
         void reset() noexcept;
     };
@@ -138,7 +163,7 @@ private:
         if (batch_.size() == batch_limit_) flush_batch();
     }
     void hand_over(std::span<const capture::Frame> frames, int link_type,
-                   const std::shared_ptr<const void>& storage);
+                   const std::shared_ptr<const void>& storage, std::size_t source);
     void begin_at(std::int64_t timestamp_ns) noexcept;
     void note_time(std::int64_t timestamp_ns) noexcept {
         if (!seen_any_) {
@@ -188,6 +213,8 @@ private:
     Counters interval_;
     Counters total_;  // closed intervals only
     std::vector<capture::CaptureStats> last_cumulative_;
+    std::vector<reports::FileInterfaceReport> file_interfaces_;
+    bool list_file_interfaces_ = false;
     bool truncated_ = false;
     bool overfill_announced_ = false;
     std::vector<std::string> warnings_;

@@ -20,16 +20,30 @@ namespace flowsketch::app {
 
 /// The files in order as one stream of frames. Damage (a file cut short) is
 /// warned about on stderr, noted in the pipeline's reports, and the stream
-/// moves on to the next file.
+/// moves on to the next file. The interfaces of pcapng files are made known
+/// to the pipeline as they appear (a link type not decoded, or a filter that
+/// does not compile for it, is warned about once per interface).
 class ReplayStream {
 public:
-    ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources, Pipeline& pipeline);
+    /// `filtered`: a BPF expression selects the frames.
+    ReplayStream(std::vector<std::unique_ptr<capture::PcapFileSource>>& sources, Pipeline& pipeline,
+                 bool filtered = false);
     /// The next frame and its link type; false at the end of the last file.
-    bool next(capture::Frame& frame, int& link_type);
-    /// The next frames, all of one file and so of one link type (at most
-    /// frames.size(), which must not be 0; see PcapFileSource::next_batch);
-    /// 0 at the end of the last file, or when interrupted().
-    std::size_t next_batch(std::span<capture::Frame> frames, int& link_type);
+    bool next(capture::Frame& frame, int& link_type, std::size_t& interface);
+    /// The next frames, all of one file and one interface and so of one link
+    /// type (at most frames.size(), which must not be 0; see
+    /// PcapFileSource::next_batch); `interface` is the pipeline's source for
+    /// them. 0 at the end of the last file, or when interrupted().
+    std::size_t next_batch(std::span<capture::Frame> frames, int& link_type, std::size_t& interface);
+
+    /// What the files held that no frame counts: damage, packets on
+    /// undescribed interfaces, packets the filter could not run on. Empty if nothing.
+    const std::vector<std::string>& uncounted() const noexcept { return uncounted_; }
+    /// After the last file: why the replay counted nothing (no frame read, or
+    /// none decoded for its link type), or "" if it counted something.
+    std::string nothing_counted() const;
+    /// Puts nothing_counted(), if any, in the final report's warnings (call before Pipeline::finish).
+    void note_nothing_counted();
     /// The last read returned nothing because a signal ended its wait for a
     /// pipe (ReadStatus::interrupted); reading again goes on.
     bool interrupted() const noexcept { return interrupted_; }
@@ -45,9 +59,19 @@ public:
     void set_progress(ProgressMeter* progress) noexcept { progress_ = progress; }
 
 private:
+    // A file's interfaces as the pipeline knows them.
+    struct FileInterfaces {
+        std::vector<std::size_t> sources;     // pipeline source per interface
+        std::vector<std::uint64_t> unfiltered;  // noted so far
+    };
+    void end_current(capture::ReadStatus status);
+    void update_interfaces(std::size_t file);
+
     std::vector<std::unique_ptr<capture::PcapFileSource>>& sources_;
     Pipeline& pipeline_;
-    void end_current(capture::ReadStatus status);
+    std::vector<FileInterfaces> interfaces_;  // per file
+    std::vector<std::string> uncounted_;
+    bool filtered_ = false;
 
     std::size_t current_ = 0;
     std::uint64_t done_bytes_ = 0;
@@ -64,6 +88,8 @@ public:
     PacedReplay(boost::asio::io_context& io, ReplayStream& stream, Pipeline& pipeline,
                 double speed, std::uint64_t count, bool keep_serving);
     void start();
+    /// SIGINT or SIGTERM ended the replay before its last file did.
+    bool stopped() const noexcept { return stopped_; }
 
 private:
     void step();
@@ -79,12 +105,14 @@ private:
     boost::asio::signal_set signals_;
     capture::Frame pending_;
     int pending_link_ = 0;
+    std::size_t pending_interface_ = 0;
     bool has_pending_ = false;
     bool have_origin_ = false;
     std::int64_t origin_packet_ns_ = 0;
     std::chrono::steady_clock::time_point origin_wall_;
     std::uint64_t frames_ = 0;
     bool finished_ = false;
+    bool stopped_ = false;  // by SIGINT/SIGTERM
 };
 
 }  // namespace flowsketch::app

@@ -120,10 +120,16 @@ void PcapFileSource::apply_filter(const std::string& filter, RecordReader reader
         handle_ = nullptr;
         throw FilterError(message);
     }
+    if (in_place_ && pcapng_) {
+        // Each interface's link type gets its own program; the first one's is this.
+        filters_ = std::make_unique<FilterSet>(filter);
+        filters_->adopt(link_type_, std::move(program));
+        pcapng_walker_.set_filters(filters_.get());
+        return;
+    }
     if (in_place_) {
         program_ = std::move(program);  // runs per record with pcap_offline_filter
         pcap_walker_.set_filter(program_.get());
-        pcapng_walker_.set_filter(program_.get());
         return;
     }
     if (pcap_setfilter(handle_, program.get()) != 0) {
@@ -136,10 +142,11 @@ void PcapFileSource::apply_filter(const std::string& filter, RecordReader reader
 }
 
 // In place only for what the walks reproduce exactly: a seekable classic pcap
-// 2.4 file (16-byte record headers, no swapped length fields) or pcapng file
-// of a link type the decoder knows. Everything else keeps pcap_next_ex.
+// 2.4 file (16-byte record headers, no swapped length fields) of a link type
+// the decoder knows, or a pcapng file (whose later interfaces may have other
+// link types, which libpcap would not read). Everything else keeps pcap_next_ex.
 void PcapFileSource::choose_reader(RecordReader reader) {
-    if (reader == RecordReader::libpcap || !is_supported_link_type(link_type_)) return;
+    if (reader == RecordReader::libpcap) return;
     std::FILE* stream = pcap_file(handle_);
     if (stream == nullptr) return;
     const off_t opened_at = ftello(stream);  // where libpcap stopped reading at open
@@ -168,6 +175,7 @@ void PcapFileSource::choose_reader(RecordReader reader) {
         return;
     }
     if (got != sizeof header || opened_at != static_cast<off_t>(file_header_bytes)) return;
+    if (!is_supported_link_type(link_type_)) return;
     bool swapped = false;
     bool microseconds = false;
     switch (load32(header, false)) {
@@ -188,6 +196,7 @@ PcapFileSource::~PcapFileSource() { close(); }
 
 void PcapFileSource::close() noexcept {
     program_.reset();
+    filters_.reset();
     if (handle_ != nullptr) pcap_close(handle_);  // and its stream, and a PipeInput over it
     handle_ = nullptr;
     pipe_ = nullptr;

@@ -19,6 +19,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "capture/bpf_filter.hpp"
 #include "capture/file/block_pool.hpp"
@@ -76,7 +77,27 @@ public:
     const std::string& path() const noexcept { return path_; }
     /// Bytes of the input read so far (the stream's position), for progress.
     std::uint64_t bytes_read() const noexcept;
-    int link_type() const noexcept override { return link_type_; }
+    /// The link type of the frames last returned: a pcapng file's interfaces
+    /// may each have their own (a batch holds one interface's frames).
+    int link_type() const noexcept override {
+        return pcapng_ ? pcapng_walker_.interfaces()[pcapng_walker_.batch_interface()].link_type
+                       : link_type_;
+    }
+    /// True when the file's pcapng interfaces are read one by one (interfaces(),
+    /// batch_interface()); else the file has one link type, link_type().
+    bool reads_interfaces() const noexcept { return pcapng_; }
+    /// The pcapng interfaces described so far (reads_interfaces()), in file order.
+    const std::vector<file::InterfaceDescription>& interfaces() const noexcept {
+        return pcapng_walker_.interfaces();
+    }
+    /// The index into interfaces() of the frames last returned.
+    std::uint32_t batch_interface() const noexcept { return pcapng_walker_.batch_interface(); }
+    /// The pcapng walk has read past where libpcap 1.10 stops (PcapngWalker::past_libpcap).
+    bool reads_past_libpcap() const noexcept { return pcapng_ && pcapng_walker_.past_libpcap(); }
+    /// pcapng packets on an interface id their section did not describe, skipped.
+    std::uint64_t unknown_interface_frames() const noexcept {
+        return pcapng_walker_.unknown_interface_frames();
+    }
     const std::string& damage_message() const noexcept {
         return in_place_ ? pool_.damage_message() : damage_;
     }
@@ -116,6 +137,7 @@ private:
     PipeInput* pipe_ = nullptr;    // the stream's reader when it is a pipe (freed with the stream)
     int owned_descriptor_ = -1;    // a named pipe this source opened
     BpfProgram program_;           // null: no filter
+    std::unique_ptr<FilterSet> filters_;  // pcapng: the filter per link type
     file::BlockPool pool_;
     file::PcapWalker pcap_walker_;
     file::PcapngWalker pcapng_walker_;

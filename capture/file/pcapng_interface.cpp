@@ -6,7 +6,7 @@
 namespace flowsketch::capture::file {
 
 std::string PcapngInterface::read_options(const std::uint8_t* options, std::size_t length,
-                                          bool swapped) {
+                                          bool swapped, std::string& name) {
     bool saw_resolution = false;
     bool saw_offset = false;
     const std::string too_short =
@@ -27,7 +27,11 @@ std::string PcapngInterface::read_options(const std::uint8_t* options, std::size
             }
             break;
         }
-        if (code == 9) {  // if_tsresol
+        if (code == 2) {  // if_name: UTF-8, not necessarily terminated
+            std::size_t end = 0;
+            while (end < option_length && value[end] != 0) ++end;
+            name.assign(reinterpret_cast<const char*>(value), end);
+        } else if (code == 9) {  // if_tsresol
             if (option_length != 1) {
                 return format_message("Interface Description Block has if_tsresol option with length %llu != 1",
                                       option_length);

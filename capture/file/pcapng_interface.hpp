@@ -1,7 +1,7 @@
 // The per-interface state of a pcapng section, one per Interface Description
-// Block, as libpcap keeps it: how the interface's timestamps become seconds
-// and nanoseconds. The home of anything else an interface carries (its link
-// type and snapshot length, once interfaces may differ in them).
+// Block: how the interface's timestamps become seconds and nanoseconds (as
+// libpcap keeps it), its link type, and the snapshot length and BPF program
+// its records are read with. Interfaces of one file may differ in all of them.
 #pragma once
 
 #include <cstddef>
@@ -12,16 +12,32 @@
 
 namespace flowsketch::capture::file {
 
+/// What a file's interface is, for the report: one per Interface Description
+/// Block, numbered in file order across sections.
+struct InterfaceDescription {
+    std::string name;                 // if_name, or empty
+    int link_type = 0;                // DLT_* (LINKTYPE_RAW read as DLT_RAW)
+    std::uint32_t section = 0;        // the section it belongs to, from 0
+    std::uint32_t id = 0;             // its interface id within the section
+    bool filter_compiles = true;      // the BPF expression compiles for its link type
+    std::string filter_error;         // else, libpcap's message
+    std::uint64_t unfiltered = 0;     // frames not counted: the filter could not run on them
+};
+
 struct PcapngInterface {
     std::uint64_t units_per_second = 1'000'000;  // if_tsresol
     std::uint64_t offset_seconds = 0;            // if_tsoffset
     bool binary = false;                         // if_tsresol a power of 2
+    RecordRules rules;                           // snapshot length and filter
+    std::uint32_t file_index = 0;                // its InterfaceDescription
+    bool filter_compiles = true;
 
     /// Reads an Interface Description Block's options (`swapped`: the
     /// section's byte order), as libpcap's add_interface and
-    /// process_idb_options do. Empty on success, else the message that
-    /// makes the file damaged.
-    std::string read_options(const std::uint8_t* options, std::size_t length, bool swapped);
+    /// process_idb_options do; `name` gets if_name. Empty on success, else
+    /// the message that makes the file damaged.
+    std::string read_options(const std::uint8_t* options, std::size_t length, bool swapped,
+                             std::string& name);
 
     /// A timestamp of this interface in seconds and nanoseconds, with
     /// libpcap's arithmetic (unsigned, wrapping; the fraction cut to an int as

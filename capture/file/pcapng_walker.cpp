@@ -4,14 +4,30 @@
 
 #include <utility>
 
+#include "capture/decode/link_type.hpp"
 #include "capture/file/byte_order.hpp"
 #include "capture/file/libpcap_rules.hpp"
 #include "capture/file/record_frame.hpp"
 
 namespace flowsketch::capture::file {
 
+namespace {
+
+// LINKTYPE_RAW as a file stores it is DLT_RAW as libpcap maps the first
+// interface's; the other link types flowsketch decodes have one number.
+int dlt_of(std::uint16_t link_type) noexcept {
+    return link_type == link_type::raw_linktype ? link_type::raw : link_type;
+}
+
+// libpcap's snapshot length adjustment, for the link types flowsketch decodes.
+std::uint32_t adjusted_snapshot(std::uint32_t snaplen) noexcept {
+    return snaplen == 0 || snaplen > max_record_length ? max_record_length : snaplen;
+}
+
+}  // namespace
+
 bool PcapngWalker::start(std::FILE* stream, std::int64_t opened_at, int link_type) {
-    link_type_ = link_type;
+    first_link_type_ = link_type;
     if (opened_at > pcapng_max_prefix_bytes || fseeko(stream, 0, SEEK_SET) != 0) return false;
     std::vector<std::uint8_t> prefix(static_cast<std::size_t>(opened_at));
     if (std::fread(prefix.data(), 1, prefix.size(), stream) != prefix.size()) return false;
@@ -21,7 +37,7 @@ bool PcapngWalker::start(std::FILE* stream, std::int64_t opened_at, int link_typ
         return false;
     }
     swapped_ = order != pcapng_byte_order_magic;
-    if (rewritten_by_libpcap(link_type_, swapped_)) return false;
+    if (rewritten_by_libpcap(link_type, swapped_)) return false;
     std::size_t at = 0;
     std::size_t interface_at = 0;
     std::uint32_t interface_length = 0;
@@ -41,15 +57,47 @@ bool PcapngWalker::start(std::FILE* stream, std::int64_t opened_at, int link_typ
         return false;
     }
     interfaces_.clear();
+    described_.clear();
     const std::uint8_t* options = prefix.data() + interface_at + pcapng_block_header_bytes + 8;
-    return add_interface(options, interface_length - pcapng_block_frame_bytes - 8).empty();
+    // The snapshot length is libpcap's (set_snapshot).
+    return add_interface(link_type, 0, options, interface_length - pcapng_block_frame_bytes - 8)
+        .empty();
 }
 
-std::string PcapngWalker::add_interface(const std::uint8_t* options, std::size_t length) {
+void PcapngWalker::set_snapshot(std::uint32_t snapshot) noexcept {
+    first_snapshot_ = snapshot;
+    if (!interfaces_.empty()) interfaces_.front().rules.snapshot = snapshot;
+}
+
+void PcapngWalker::set_filters(FilterSet* filters) {
+    filters_ = filters;
+    for (PcapngInterface& interface : interfaces_) {
+        apply_filter(interface, described_[interface.file_index]);
+    }
+}
+
+void PcapngWalker::apply_filter(PcapngInterface& interface, InterfaceDescription& description) {
+    if (filters_ == nullptr) return;
+    interface.rules.filter = filters_->program_for(description.link_type, description.filter_error);
+    interface.filter_compiles = interface.rules.filter != nullptr;
+    description.filter_compiles = interface.filter_compiles;
+}
+
+std::string PcapngWalker::add_interface(int link_type, std::uint32_t snapshot,
+                                        const std::uint8_t* options, std::size_t length) {
     PcapngInterface interface;
-    std::string error = interface.read_options(options, length, swapped_);
-    if (error.empty()) interfaces_.push_back(interface);
-    return error;
+    InterfaceDescription description;
+    std::string error = interface.read_options(options, length, swapped_, description.name);
+    if (!error.empty()) return error;
+    interface.rules.snapshot = snapshot;
+    interface.file_index = static_cast<std::uint32_t>(described_.size());
+    description.link_type = link_type;
+    description.section = section_;
+    description.id = static_cast<std::uint32_t>(interfaces_.size());
+    apply_filter(interface, description);
+    interfaces_.push_back(interface);
+    described_.push_back(std::move(description));
+    return {};
 }
 
 ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
@@ -60,7 +108,20 @@ ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
                 "truncated pcapng dump file; tried to read %llu bytes, only got %llu",
                 pcapng_block_header_bytes);
         }
+        // A section header's type reads the same in both byte orders; its
+        // byte-order magic says in which the section, its length first, is.
         const std::uint32_t type = load32(pool.data() + pool.begin(), swapped_);
+        if (type == pcapng_section_header) {
+            if (pool.fill(pcapng_block_header_bytes + 4)) {
+                const std::uint32_t order = load32(pool.data() + pool.begin() + 8, swapped_);
+                if (order == __builtin_bswap32(pcapng_byte_order_magic)) {
+                    swapped_ = !swapped_;
+                    past_libpcap_ = true;
+                }
+            } else if (pool.interrupted()) {
+                return pool.interruption();
+            }  // else cut short: the length's checks below say so, as libpcap does
+        }
         const std::uint32_t length = load32(pool.data() + pool.begin() + 4, swapped_);
         if (length < pcapng_block_frame_bytes) {
             return pool.damaged(format_message("block in pcapng dump file has a length of %llu < %llu",
@@ -94,6 +155,7 @@ ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
         };
 
         std::uint32_t interface_id = 0;
+        bool simple = false;
         std::uint64_t time = 0;
         std::uint32_t caplen = 0;
         std::uint32_t len = 0;
@@ -109,41 +171,37 @@ ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
                 body_length -= pcapng_packet_fields;
                 break;
             case pcapng_simple_packet:
-                // No interface (the first), no timestamp (0), no captured length.
+                // The section's first interface, no timestamp (0), no captured
+                // length: the data up to the original length or that interface's
+                // snapshot length, whichever is shorter.
                 if (body_length < 4) return too_short();
+                simple = true;
                 len = load32(body, swapped_);
-                caplen = len > rules_.snapshot ? rules_.snapshot : len;
                 body += 4;
                 body_length -= 4;
                 break;
             case pcapng_interface: {
+                // Each interface has its own link type and snapshot length
+                // (libpcap 1.10 calls a file damaged where they differ).
                 if (body_length < 8) return too_short();
                 const std::uint16_t link = load16(body, swapped_);
                 const std::uint32_t snaplen = load32(body + 4, swapped_);
                 // libpcap compares the raw link type with the first interface's
                 // mapped one, and this snapshot length, adjusted, with the first's.
-                if (static_cast<int>(link) != link_type_) {
-                    return pool.damaged(format_message(
-                        "an interface has a type %llu different from the type of the first interface",
-                        link));
-                }
-                const std::uint32_t adjusted =
+                const std::uint32_t libpcap_adjusted =
                     snaplen == 0 || snaplen > 0x7fffffffu ? max_record_length : snaplen;
-                if (adjusted != rules_.snapshot) {
-                    return pool.damaged(format_message(
-                        "an interface has a snapshot length %llu different from the snapshot length of the first interface",
-                        snaplen));
+                if (static_cast<int>(link) != first_link_type_ || libpcap_adjusted != first_snapshot_) {
+                    past_libpcap_ = true;
                 }
-                std::string error = add_interface(body + 8, body_length - 8);
+                std::string error =
+                    add_interface(dlt_of(link), adjusted_snapshot(snaplen), body + 8, body_length - 8);
                 if (!error.empty()) return pool.damaged(std::move(error));
                 continue;
             }
             case pcapng_section_header: {
+                // Its byte order was taken from it above, before its length.
                 if (body_length < 16) return too_short();
                 const std::uint32_t order = load32(body, swapped_);
-                if (order == __builtin_bswap32(pcapng_byte_order_magic)) {
-                    return pool.damaged("the file has sections with different byte orders");
-                }
                 if (order != pcapng_byte_order_magic) {
                     return pool.damaged("the file has a section with a bad byte order magic field");
                 }
@@ -153,24 +211,33 @@ ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
                         format_message("unknown pcapng savefile major version number %llu", major));
                 }
                 interfaces_.clear();  // the section brings its own
+                ++section_;
                 continue;
             }
             default:
                 continue;  // not a packet, interface or section block: skipped
         }
+        // A packet no interface describes cannot be decoded (no link type):
+        // counted and skipped, where libpcap calls the file damaged.
         if (interface_id >= interfaces_.size()) {
-            return pool.damaged(format_message(
-                "a packet arrived on interface %llu, but there's no Interface Description Block for that interface",
-                interface_id));
+            ++unknown_interface_frames_;
+            past_libpcap_ = true;
+            continue;
         }
-        if (caplen > rules_.snapshot) {
+        const PcapngInterface& interface = interfaces_[interface_id];
+        if (simple) caplen = len > interface.rules.snapshot ? interface.rules.snapshot : len;
+        if (caplen > interface.rules.snapshot) {
             return pool.damaged(format_message(
                 "invalid packet capture length %llu, bigger than snaplen of %llu", caplen,
-                rules_.snapshot));
+                interface.rules.snapshot));
         }
         if (body_length < caplen) return too_short();
-        if (to_frame(rules_, interfaces_[interface_id].record_header(time, caplen, len), body,
-                     frame)) {
+        if (!interface.filter_compiles) {
+            ++described_[interface.file_index].unfiltered;
+            continue;
+        }
+        if (to_frame(interface.rules, interface.record_header(time, caplen, len), body, frame)) {
+            batch_interface_ = interface.file_index;
             return ReadStatus::frame;
         }
     }
@@ -195,16 +262,20 @@ std::size_t PcapngWalker::next_batch(BlockPool& pool, std::span<Frame> frames) {
         const std::uint8_t* body = block + pcapng_block_header_bytes;
         const std::uint32_t interface_id = load32(body, swapped_);
         const std::uint32_t caplen = load32(body + 12, swapped_);
-        if (interface_id >= interfaces_.size() || caplen > rules_.snapshot ||
+        if (interface_id >= interfaces_.size()) break;
+        const PcapngInterface& interface = interfaces_[interface_id];
+        // A batch holds the frames of one interface: one link type.
+        if ((n > 0 && interface.file_index != batch_interface_) || !interface.filter_compiles ||
+            caplen > interface.rules.snapshot ||
             caplen > length - pcapng_block_frame_bytes - pcapng_packet_fields) {
             break;
         }
         const std::uint64_t time =
             std::uint64_t{load32(body + 4, swapped_)} << 32 | load32(body + 8, swapped_);
         begin += length;
-        if (to_frame(rules_,
-                     interfaces_[interface_id].record_header(time, caplen, load32(body + 16, swapped_)),
+        if (to_frame(interface.rules, interface.record_header(time, caplen, load32(body + 16, swapped_)),
                      body + pcapng_packet_fields, frames[n])) {
+            batch_interface_ = interface.file_index;
             ++n;
         }
     }

@@ -160,10 +160,17 @@ std::string to_json(const Report& report) {
     std::string text;
     text.reserve(1024);
     auto out = std::back_inserter(text);
-    fmt::format_to(out, "{{\"kind\":\"{}\",\"start\":{:.6f},\"end\":{:.6f},\"frames\":{},"
-                        "\"packets\":{},\"bytes\":{},\"skipped\":{{",
-                   kind_name(report.kind), report.start, report.end, report.frames, report.packets,
-                   report.bytes);
+    if (report.no_packet_time) {
+        // No frame, no time: null, not a window in 1970.
+        fmt::format_to(out, "{{\"kind\":\"{}\",\"start\":null,\"end\":null,\"frames\":{},"
+                            "\"packets\":{},\"bytes\":{},\"skipped\":{{",
+                       kind_name(report.kind), report.frames, report.packets, report.bytes);
+    } else {
+        fmt::format_to(out, "{{\"kind\":\"{}\",\"start\":{:.6f},\"end\":{:.6f},\"frames\":{},"
+                            "\"packets\":{},\"bytes\":{},\"skipped\":{{",
+                       kind_name(report.kind), report.start, report.end, report.frames,
+                       report.packets, report.bytes);
+    }
     bool first = true;
     for (const auto& skip : report.skipped) {
         if (!first) *out++ = ',';
@@ -284,6 +291,22 @@ std::string to_json(const Report& report) {
         fmt::format_to(out, ",\"frames\":{},\"received\":{},\"dropped\":{},\"if_dropped\":{}}}",
                        interface.frames, interface.received, interface.dropped,
                        interface.if_dropped);
+    }
+    // A replayed file's interfaces: the live entry's fields (no libpcap
+    // counters: 0), then where the interface is and what its frames were.
+    for (const auto& interface : report.file_interfaces) {
+        if (!first) *out++ = ',';
+        first = false;
+        fmt::format_to(out, "{{\"name\":");
+        append_json_string(out, interface.name);
+        fmt::format_to(out, ",\"frames\":{},\"received\":0,\"dropped\":0,\"if_dropped\":0,\"file\":",
+                       interface.frames);
+        append_json_string(out, interface.file);
+        fmt::format_to(out, ",\"index\":{},\"section\":{},\"id\":{},\"link_type\":{},\"link_type_name\":",
+                       interface.index, interface.section, interface.id, interface.link_type);
+        append_json_string(out, interface.link_type_name);
+        fmt::format_to(out, ",\"unsupported_link_type\":{},\"unfiltered\":{}}}",
+                       interface.unsupported_link_type, interface.unfiltered);
     }
     fmt::format_to(out, "],\"counts_are_lower_bounds\":{}", report.counts_are_lower_bounds);
     fmt::format_to(out, ",\"truncated\":{},\"warnings\":[", report.truncated);

@@ -165,8 +165,12 @@ std::string to_text(const Report& report) {
     std::string text;
     auto out = std::back_inserter(text);
     const char* title = report.kind == ReportKind::interval ? "interval" : "final report";
-    fmt::format_to(out, "== flowsketch {}: {} -> {} UTC ({:.3f} s)\n", title, utc_time(report.start),
-                   utc_time(report.end), report.end - report.start);
+    if (report.no_packet_time) {
+        fmt::format_to(out, "== flowsketch {}: no frame read, no packet time\n", title);
+    } else {
+        fmt::format_to(out, "== flowsketch {}: {} -> {} UTC ({:.3f} s)\n", title,
+                       utc_time(report.start), utc_time(report.end), report.end - report.start);
+    }
     if (!report.probe.empty()) {
         fmt::format_to(out, "  probe {}   seed {:#018x}\n", report.probe, report.seed);
     }
@@ -203,6 +207,20 @@ std::string to_text(const Report& report) {
             fmt::format_to(out, "    (received counts each loopback frame twice: the kernel hands libpcap "
                                 "its outgoing and its incoming copy, and libpcap keeps one)\n");
         }
+    }
+    for (const auto& interface : report.file_interfaces) {
+        fmt::format_to(out, "  interface {} ({} #{}, link type {}): frames {}", interface.name,
+                       interface.file, interface.index, interface.link_type_name,
+                       with_separators(interface.frames));
+        if (interface.unsupported_link_type != 0) {
+            fmt::format_to(out, ", not decoded (unsupported_link_type) {}",
+                           with_separators(interface.unsupported_link_type));
+        }
+        if (interface.unfiltered != 0) {
+            fmt::format_to(out, ", not counted (the filter does not compile for the link type) {}",
+                           with_separators(interface.unfiltered));
+        }
+        *out++ = '\n';
     }
     if (report.counts_are_lower_bounds) {
         fmt::format_to(out, "  note: frames were dropped before flowsketch saw them; every count "

@@ -145,8 +145,12 @@ TEST(MalformedCapture, FileHeaderCutShortIsRejected) {
 
 TEST(MalformedCapture, HeaderOnlyFileIsAnEmptyRun) {
     const Outcome o = replay("header-only.pcap", PcapWriter().bytes());
-    expect_clean(o, 0);
+    EXPECT_EQ(o.run.exit_code, 0) << o.run.err;
+    EXPECT_EQ(o.run.err, "flowsketch: no frame read (the input holds no packet)\n");
+    ASSERT_EQ(o.reports.size(), 1u);
+    EXPECT_EQ(o.number("frames"), 0u);
     EXPECT_EQ(o.number("packets"), 0u);
+    EXPECT_FALSE(o.final_report().at("truncated").get<bool>());
 }
 
 // ------------------------------------------------------------------ classic pcap: damaged records
@@ -343,30 +347,141 @@ TEST(MalformedCapture, PcapngBigEndianAndSecondSectionOfTheSameOrderAreRead) {
     }
 }
 
-// libpcap 1.10 reads one link type per file: a later interface of another link type ends the
-// read there (packets before it counted, the warning says why).
-TEST(MalformedCapture, PcapngInterfacesOfDifferentLinkTypesEndTheReadAtTheSecond) {
+// Interfaces of different link types (libpcap 1.10 stops at the second): every packet is
+// decoded by its own interface's link type, and the report lists the interfaces.
+TEST(MalformedCapture, PcapngInterfacesOfDifferentLinkTypesAreEachDecoded) {
     PcapngWriter ng;
     ng.interface(1).packet(0, 1, udp_frame()).packet(0, 2, udp_frame());
     ng.interface(101).packet(1, 3, ipv4(17, udp(1, 2)));
-    expect_damaged(replay("two-link-types.pcapng", ng.bytes()), 2,
-                   "an interface has a type 101 different from the type of the first interface");
+    ng.interface(147).packet(2, 4, udp_frame());  // user 0: not decoded, counted per interface
+    const Outcome o = replay("two-link-types.pcapng", ng.bytes());
+    EXPECT_EQ(o.run.exit_code, 0) << o.run.err;
+    ASSERT_EQ(o.reports.size(), 1u) << o.run.err;
+    EXPECT_EQ(o.number("frames"), 4u);
+    EXPECT_EQ(o.number("packets"), 3u);
+    EXPECT_EQ(o.skipped("unsupported_link_type"), 1u);
+    EXPECT_FALSE(o.final_report().at("truncated").get<bool>());
+    // The one interface flowsketch does not decode is said once on stderr.
+    EXPECT_EQ(lines_of(o.run.err).size(), 1u) << o.run.err;
+    EXPECT_NE(o.run.err.find("interface 2 (#2, link type 147"), std::string::npos) << o.run.err;
+    const json& interfaces = o.final_report().at("interfaces");
+    ASSERT_EQ(interfaces.size(), 3u);
+    const std::uint64_t frames[] = {2, 1, 1};
+    const int link_types[] = {1, 12, 147};  // LINKTYPE_RAW (101) is read as DLT_RAW
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(interfaces[i].at("index").get<std::size_t>(), i);
+        EXPECT_EQ(interfaces[i].at("frames").get<std::uint64_t>(), frames[i]);
+        EXPECT_EQ(interfaces[i].at("link_type").get<int>(), link_types[i]);
+        EXPECT_EQ(interfaces[i].at("unsupported_link_type").get<std::uint64_t>(), i == 2 ? 1u : 0u);
+        EXPECT_EQ(interfaces[i].at("file").get<std::string>(), o.path);
+    }
+    EXPECT_EQ(interfaces[0].at("link_type_name"), "EN10MB");
 }
 
-// libpcap 1.10 reads a new section's block length in the old byte order, so a section of the
-// other byte order ends the read there.
-TEST(MalformedCapture, PcapngSectionOfTheOtherByteOrderEndsTheRead) {
-    PcapngWriter ng;
-    ng.interface(1).packet(0, 1, udp_frame());
-    ng.section(true).interface(1).packet(0, 2, udp_frame());
-    expect_damaged(replay("other-byte-order.pcapng", ng.bytes()), 1, "pcapng block size");
+// Each section is read in its own byte order (libpcap 1.10 reads a new section's block length
+// in the old one, and stops there).
+TEST(MalformedCapture, PcapngSectionOfTheOtherByteOrderIsRead) {
+    for (const bool big_endian : {false, true}) {
+        SCOPED_TRACE(big_endian);
+        PcapngWriter ng(big_endian);
+        ng.interface(1).packet(0, 1, udp_frame());
+        ng.section(!big_endian).interface(1).packet(0, 2, udp_frame());
+        ng.section(big_endian).interface(1).interface(1, 128).packet(1, 3, udp_frame());
+        const Outcome o = replay(std::string("other-byte-order-") + (big_endian ? "be" : "le") + ".pcapng",
+                                 ng.bytes());
+        expect_clean(o, 3);
+        EXPECT_EQ(o.number("packets"), 3u);
+        const json& interfaces = o.final_report().at("interfaces");
+        ASSERT_EQ(interfaces.size(), 4u);
+        EXPECT_EQ(interfaces[3].at("section").get<int>(), 2);
+        EXPECT_EQ(interfaces[3].at("id").get<int>(), 1);
+        EXPECT_EQ(interfaces[3].at("frames").get<int>(), 1);
+        EXPECT_EQ(interfaces[2].at("frames").get<int>(), 0);
+    }
 }
 
-TEST(MalformedCapture, PcapngPacketOnUndeclaredInterfaceIsDamage) {
+// A packet on an interface id its section did not describe has no link type to be decoded
+// by: it is counted as not read (a warning says how many), and the packets after it are read
+// (libpcap 1.10 and tshark 4.0 stop there).
+TEST(MalformedCapture, PcapngPacketOnUndeclaredInterfaceIsSkippedAndSaid) {
     PcapngWriter ng;
     ng.interface(1).packet(0, 1, udp_frame()).packet(5, 2, udp_frame()).packet(0, 3, udp_frame());
-    expect_damaged(replay("undeclared-interface.pcapng", ng.bytes()), 1,
-                   "no Interface Description Block for that interface");
+    ng.obsolete_packet(9, 4, udp_frame());
+    const Outcome o = replay("undeclared-interface.pcapng", ng.bytes());
+    EXPECT_EQ(o.run.exit_code, 0) << o.run.err;
+    ASSERT_EQ(o.reports.size(), 1u);
+    EXPECT_EQ(o.number("frames"), 2u);
+    EXPECT_FALSE(o.final_report().at("truncated").get<bool>());
+    const json& warnings = o.final_report().at("warnings");
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].get<std::string>().find("2 packets on an interface id no Interface Description"),
+              std::string::npos)
+        << warnings[0];
+    EXPECT_EQ(lines_of(o.run.err).size(), 1u) << o.run.err;
+}
+
+// The filter is compiled for each interface's link type; where it does not compile (a
+// link-layer primitive on raw IP), that interface's packets are counted as not filtered
+// and the others are filtered and counted.
+TEST(MalformedCapture, PcapngFilterIsCompiledPerLinkType) {
+    PcapngWriter ng;
+    ng.interface(1).interface(101);
+    ng.packet(0, 1, udp_frame()).packet(1, 2, ipv4(17, udp(1, 2))).packet(0, 3, udp_frame());
+    const Outcome udp_only = replay("filter-per-link.pcapng", ng.bytes(), "--interval 0 udp");
+    EXPECT_EQ(udp_only.run.exit_code, 0) << udp_only.run.err;
+    EXPECT_EQ(udp_only.number("frames"), 3u);
+    EXPECT_EQ(udp_only.run.err, "");
+
+    const Outcome ether = replay("filter-per-link.pcapng", ng.bytes(), "--interval 0 ether broadcast or udp");
+    EXPECT_EQ(ether.run.exit_code, 0) << ether.run.err;
+    EXPECT_EQ(ether.number("frames"), 2u);
+    const json& interfaces = ether.final_report().at("interfaces");
+    ASSERT_EQ(interfaces.size(), 2u);
+    EXPECT_EQ(interfaces[0].at("frames").get<int>(), 2);
+    EXPECT_EQ(interfaces[1].at("frames").get<int>(), 0);
+    EXPECT_EQ(interfaces[1].at("unfiltered").get<int>(), 1);
+    EXPECT_EQ(lines_of(ether.run.err).size(), 1u) << ether.run.err;
+    EXPECT_NE(ether.run.err.find("the filter does not compile for its link type"), std::string::npos)
+        << ether.run.err;
+}
+
+// No silent zero: a run that reads no frame says so on stderr and in the report (no 1970
+// window), and exits 0 only when the input held nothing.
+TEST(MalformedCapture, ARunThatCountsNothingSaysSoAndFailsUnlessTheInputWasEmpty) {
+    PcapngWriter empty;
+    empty.interface(1);
+    const Outcome nothing = replay("no-packets.pcapng", empty.bytes());
+    EXPECT_EQ(nothing.run.exit_code, 0);
+    EXPECT_EQ(nothing.run.err, "flowsketch: no frame read (the input holds no packet)\n");
+    ASSERT_EQ(nothing.reports.size(), 1u);
+    EXPECT_TRUE(nothing.final_report().at("start").is_null());
+    EXPECT_TRUE(nothing.final_report().at("end").is_null());
+    EXPECT_EQ(nothing.final_report().at("warnings").size(), 1u);
+    const RunResult text = run_flowsketch("-r " + nothing.path + " --interval 0 --format text");
+    EXPECT_EQ(text.exit_code, 0);
+    EXPECT_EQ(text.out.find("1970"), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.rfind("== flowsketch final report: no frame read, no packet time\n", 0), 0u) << text.out;
+
+    PcapngWriter lost;
+    lost.interface(1).packet(3, 1, udp_frame());
+    const Outcome unread = replay("only-undeclared.pcapng", lost.bytes());
+    EXPECT_EQ(unread.run.exit_code, 1);
+    EXPECT_NE(lines_of(unread.run.err).back().find("no frame read; "), std::string::npos) << unread.run.err;
+
+    PcapngWriter undecodable;
+    undecodable.interface(147).packet(0, 1, udp_frame()).packet(0, 2, udp_frame());
+    const Outcome opaque = replay("only-user0.pcapng", undecodable.bytes());
+    EXPECT_EQ(opaque.run.exit_code, 1);
+    EXPECT_NE(lines_of(opaque.run.err).back().find("no frame decoded: all 2 frames"), std::string::npos)
+        << opaque.run.err;
+    EXPECT_EQ(opaque.number("frames"), 2u);
+
+    PcapWriter pcap;
+    pcap.record(1, 0, udp_frame());
+    const Bytes cut = truncated(pcap.bytes(), 24 + 10);
+    const Outcome damaged = replay("only-damage.pcap", cut);
+    EXPECT_EQ(damaged.run.exit_code, 1);
+    EXPECT_EQ(lines_of(damaged.run.err).size(), 2u) << damaged.run.err;  // the damage, then the zero
 }
 
 // ------------------------------------------------------------------ frames that cannot be keyed

@@ -22,6 +22,13 @@ const Capture captures[] = {
     {"zeek-mixed-vlan-mpls.pcap", 5},
     {"pcapplusplus-ipv6.pcapng", 26},
     {"pcapplusplus-ip4_fragments.pcap", 3},
+    // pcapng with several interfaces, sections, link types, snapshot lengths and units
+    {"zed-ng-interfaces.pcapng", 2},
+    {"zed-non-overlap.pcapng", 4},
+    {"merged-ether-sll.pcapng", 282},
+    {"merged-snaplens.pcapng", 260},
+    {"generated-pcapng-interfaces.pcapng", 8},
+    {"generated-pcapng-sections.pcapng", 6},
 };
 
 json final_report(const RunResult& run) {
@@ -81,6 +88,17 @@ TEST_P(SampleCapture, MatchesIndependentTruth) {
             previous = estimate;
         }
     }
+}
+
+// One thread and two give the same reports, byte for byte, also where a pcapng file's
+// interfaces of different link types alternate within one read block.
+TEST_P(SampleCapture, SameReportsWithEitherThreadCount) {
+    const std::string options = "-r " + pcap_path(GetParam().file) + " --interval 1 --format json";
+    const RunResult one = run_flowsketch(options + " --threads 1");
+    const RunResult two = run_flowsketch(options + " --threads 2");
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ASSERT_EQ(two.exit_code, 0) << two.err;
+    EXPECT_EQ(one.out, two.out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Pcaps, SampleCapture, ::testing::ValuesIn(captures),

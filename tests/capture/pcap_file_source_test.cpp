@@ -17,6 +17,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -98,6 +99,7 @@ Walk walk_in_batches(PcapFileSource& source) {
 }
 
 void expect_same(const Walk& a, const Walk& b, const std::string& what);
+
 
 // The bytes through a pipe (`-r -`), walked in batches: the same frames and
 // end as `reference`, and in place exactly when the file's reader is.
@@ -331,12 +333,22 @@ TEST(PcapFileSource, SampleCapturesReadTheSameFromTheirPaths) {
         PcapFileSource fast(path, "");
         PcapFileSource slow(path, "", RecordReader::libpcap);
         const Walk a = walk(fast);
-        const Walk b = walk(slow);
+        Walk b = walk(slow);
         PcapFileSource batched(path, "");
-        expect_same(walk_in_batches(batched), b, path + " in batches");
+        const Walk c = walk_in_batches(batched);
         EXPECT_TRUE(a.in_place) << path;  // classic and pcapng, of link types flowsketch decodes
         in_place += a.in_place ? 1 : 0;
         EXPECT_FALSE(a.records.empty()) << path;
+        // Where libpcap 1.10 refuses to read on (interfaces of another link type or snapshot
+        // length), the walk reads the whole file: the same frames up to there.
+        if (fast.reads_past_libpcap()) {
+            const auto agreed = static_cast<std::ptrdiff_t>(b.records.size());
+            ASSERT_GT(a.records.size(), b.records.size()) << path;
+            b.records.insert(b.records.end(), a.records.begin() + agreed, a.records.end());
+            b.end = ReadStatus::end_of_file;
+            b.damage.clear();
+        }
+        expect_same(c, b, path + " in batches");
         expect_same(a, b, path);
     }
     EXPECT_GE(in_place, 5);
@@ -408,7 +420,8 @@ TEST(PcapFileSource, PcapngWalkMatchesLibpcapOnEveryCutOfTrickyFiles) {
 }
 
 // Each of libpcap's pcapng errors after the open, at a block after some packets:
-// both readers stop at the same packet with the same message.
+// both readers stop at the same packet with the same message. (Not those where
+// the walk reads on: PcapngInterfacesLibpcapRefusesAreRead.)
 TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
     struct Case {
         std::string name;
@@ -426,10 +439,7 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
         return bytes;
     };
     const std::vector<Case> cases = {
-        {"interface id unknown", [](PcapngWriter& ng) { ng.packet(7, 1, frame_bytes(1)); }},
         {"caplen over snaplen", [](PcapngWriter& ng) { ng.packet(0, 1, Bytes(70000, 1)); }},
-        {"different link type", [](PcapngWriter& ng) { ng.interface_with(101, 65535, {}); }},
-        {"different snaplen", [](PcapngWriter& ng) { ng.interface(1, 1500); }},
         {"end of options with a length", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{0, Bytes{1}}}); }},
         {"tsresol of two bytes", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{9, Bytes{6, 6}}}); }},
         {"two tsresol", [](PcapngWriter& ng) { ng.interface_with(1, 65535, {{9, Bytes{6}}, {9, Bytes{9}}}); }},
@@ -471,11 +481,8 @@ TEST(PcapFileSource, PcapngDamageIsTheSameDamage) {
              ng.block(3, body.bytes());
          }},
         {"section header too short", [](PcapngWriter& ng) { ng.block(0x0a0d0d0a, Bytes(8, 0)); }},
-        {"section of the other byte order", [](PcapngWriter& ng) { ng.section_header(0x4d3c2b1a, 1); }},
         {"section with a bad magic", [](PcapngWriter& ng) { ng.section_header(0x12345678, 1); }},
         {"section version 2", [](PcapngWriter& ng) { ng.section_header(0x1a2b3c4d, 2); }},
-        {"packet in a new section before its interface",
-         [](PcapngWriter& ng) { ng.section(ng.big_endian()).packet(0, 1, frame_bytes(1)); }},
     };
     for (const bool big_endian : {false, true}) {
         for (const Case& c : cases) {
@@ -785,6 +792,91 @@ TEST(PcapFileSource, PipedPcapngWithAVeryLongStartStaysWithLibpcap) {
     EXPECT_FALSE(fast.in_place);
     EXPECT_EQ(slow.records.size(), 100u);
     expect_same(fast, slow, "long start");
+}
+
+// ------------------------------------------------------------------ pcapng interfaces
+
+// Files of several interfaces that libpcap 1.10 refuses past the first (tshark reads them
+// whole; the counts are tshark's): every frame is read, each batch holds one interface's
+// frames, and link_type() is that interface's.
+TEST(PcapFileSource, PcapngInterfacesLibpcapRefusesAreRead) {
+    struct Case {
+        const char* file;
+        std::map<int, std::uint64_t> frames_by_link_type;
+        std::size_t interfaces;
+    };
+    const Case cases[] = {
+        {"merged-ether-sll.pcapng", {{1, 1350}, {113, 518}}, 2},
+        {"merged-snaplens.pcapng", {{1, 1397}}, 2},
+        {"generated-pcapng-interfaces.pcapng", {{1, 62}, {12, 60}, {113, 61}}, 3},
+        {"generated-pcapng-sections.pcapng", {{1, 40}, {12, 20}}, 3},
+    };
+    for (const Case& c : cases) {
+        const std::string path = std::string(FLOWSKETCH_PCAP_DIR) + "/" + c.file;
+        PcapFileSource source(path, "");
+        ASSERT_TRUE(source.reads_interfaces()) << path;
+        std::map<int, std::uint64_t> by_link;
+        std::vector<Frame> frames(64);
+        for (;;) {
+            ReadStatus status = ReadStatus::frame;
+            const std::size_t n = source.next_batch(frames, status);
+            if (n == 0) {
+                EXPECT_EQ(status, ReadStatus::end_of_file) << path << ": " << source.damage_message();
+                break;
+            }
+            const auto& interface = source.interfaces().at(source.batch_interface());
+            EXPECT_EQ(source.link_type(), interface.link_type);
+            by_link[source.link_type()] += n;
+        }
+        EXPECT_EQ(by_link, c.frames_by_link_type) << path;
+        EXPECT_EQ(source.interfaces().size(), c.interfaces) << path;
+        EXPECT_EQ(source.unknown_interface_frames(), 0u);
+    }
+}
+
+// Per interface: its own snapshot length (caplen over it is damage, as libpcap says for
+// the first), its own timestamp units, and the section's first interface for a simple
+// packet block, whose captured length is the original length cut to that snapshot.
+TEST(PcapFileSource, PcapngEachInterfaceHasItsOwnSnapshotAndUnits) {
+    PcapngWriter ng;
+    ng.interface(1, 65535).interface(1, 60, 9).interface(101, 0, std::uint8_t{0x80 | 10});
+    ng.packet(1, 1'700'000'000'000'000'123ULL, frame_bytes(1, 10));        // ns, 52 bytes: whole
+    ng.packet(2, (std::uint64_t{1'700'000'000} << 10) + 512, testing::ipv4(17, testing::udp(1, 2)));  // 2^-10 s
+    ng.simple_packet(62, frame_bytes(2));                                  // interface 0
+    ng.packet(1, 1, frame_bytes(3, 100));                                  // 142 > 60: damage
+    const Bytes bytes = ng.bytes();
+    std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(bytes.data()), bytes.size(), "rb");
+    ASSERT_NE(stream, nullptr);
+    PcapFileSource source(stream, "mem", "");
+    const Walk w = walk(source);
+    ASSERT_EQ(w.records.size(), 3u);
+    EXPECT_EQ(w.records[0].timestamp_ns, 1'700'000'000'000'000'123);
+    EXPECT_EQ(w.records[1].timestamp_ns, 1'700'000'000'500'000'000);
+    EXPECT_EQ(w.records[2].captured_length, 62u);
+    EXPECT_EQ(w.records[2].timestamp_ns, 0);
+    EXPECT_EQ(w.end, ReadStatus::damaged);
+    EXPECT_EQ(w.damage, "invalid packet capture length 142, bigger than snaplen of 60");
+}
+
+// A packet on an interface id its section did not describe is counted and skipped; the
+// frames around it are read (libpcap stops there).
+TEST(PcapFileSource, PcapngPacketsOnUndescribedInterfacesAreCountedAndSkipped) {
+    for (const bool big_endian : {false, true}) {
+        PcapngWriter ng(big_endian);
+        ng.interface(1).packet(0, 1, frame_bytes(1)).packet(7, 2, frame_bytes(2));
+        ng.section(!big_endian).packet(0, 3, frame_bytes(3)).interface(1).packet(0, 4, frame_bytes(4));
+        const Bytes bytes = ng.bytes();
+        std::FILE* stream = fmemopen(const_cast<std::uint8_t*>(bytes.data()), bytes.size(), "rb");
+        ASSERT_NE(stream, nullptr);
+        PcapFileSource source(stream, "mem", "");
+        const Walk w = walk_in_batches(source);
+        EXPECT_EQ(w.end, ReadStatus::end_of_file) << w.damage;
+        ASSERT_EQ(w.records.size(), 2u);
+        EXPECT_EQ(w.records[1].timestamp_ns, 4000);
+        EXPECT_EQ(source.unknown_interface_frames(), 2u);
+        ASSERT_EQ(source.interfaces().size(), 2u);
+        EXPECT_EQ(source.interfaces()[1].section, 1u);
+    }
 }
 
 }  // namespace

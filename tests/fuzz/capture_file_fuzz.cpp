@@ -10,7 +10,11 @@
 //   interval reports: end − start is the interval;
 //   final report: frames = frames read, and equal to the sum over interval reports.
 // When the file is walked in place (classic pcap, pcapng), a second reader over the same bytes uses
-// libpcap's pcap_next_ex, and every frame, the end and the damage message must be identical.
+// libpcap's pcap_next_ex, and every frame, the end and the damage message must be identical, up
+// to where libpcap refuses a pcapng file the walk reads on (interfaces of another link type or
+// snapshot length, a section of the other byte order, a packet on an undescribed interface:
+// PcapFileSource::reads_past_libpcap).
+// Each batch is decoded with its own interface's link type, which must be that interface's.
 // Half the inputs (bit 4 of the last byte) that fit a pipe's buffer are read through a pipe
 // instead, as `-r -` reads stdin.
 #include <unistd.h>
@@ -162,12 +166,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::size_t batch_size = 1 + data[size - 1] % 16;
     Frame frames[16];
     std::uint64_t frames_read = 0;
-    const int link = source->link_type();
     for (;;) {
         if (frames_read >= kMaxFrames) break;
         ReadStatus status = ReadStatus::frame;
         const std::size_t n = source->next_batch(std::span<Frame>(frames, batch_size), status);
         check(n <= batch_size && (n == 0) == (status != ReadStatus::frame));
+        const int link = source->link_type();
+        if (n > 0 && source->reads_interfaces()) {
+            check(source->batch_interface() < source->interfaces().size());
+            check(link == source->interfaces()[source->batch_interface()].link_type);
+        }
+        // Where the walk read on past libpcap's refusal (in this read: only next() crosses
+        // such a block, one frame at a time), libpcap has no more frames to compare.
+        if (source->reads_past_libpcap()) reference.reset();
         if (reference != nullptr) {
             for (std::size_t i = 0; i < n; ++i) {
                 Frame expected;

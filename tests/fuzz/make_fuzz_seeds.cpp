@@ -99,6 +99,19 @@ void write_capture_seeds(const fs::path& dir) {
         mixed.interface(1).interface(101).packet(0, 1, frames[0]).packet(1, 2, ipv4(6, tcp(1, 2)));
         put("pcapng_two_link_types", mixed.bytes());
     }
+    for (const bool big_endian : {false, true}) {
+        // Per-interface state: interfaces described after packets (other link types, snapshot
+        // lengths and units), packets on ids out of range, a section of the other byte order
+        // whose interfaces are numbered from 0 again, a link type not decoded.
+        PcapngWriter ng(big_endian);
+        ng.interface(1, 65535).packet(0, 1, frames[0]).packet(3, 2, frames[1]);
+        ng.interface(113, 96, 9).packet(1, 3, Bytes(16, 0)).packet(0, 4, frames[2]);
+        ng.interface_with(101, 0, {{9, Bytes{0x80 | 20}}, {2, Bytes{'t', 'u', 'n'}}});
+        ng.packet(2, 5, ipv4(17, udp(9, 10))).obsolete_packet(7, 6, frames[0]);
+        ng.section(!big_endian).packet(0, 7, frames[1]).interface(147).packet(0, 8, frames[2]);
+        ng.interface(1, 0).packet(1, 9, frames[0]).simple_packet(60, frames[1]);
+        put(std::string("pcapng_interfaces_") + (big_endian ? "be" : "le"), ng.bytes());
+    }
 }
 
 void write_real_capture_prefixes(const fs::path& pcaps, const fs::path& dir) {
