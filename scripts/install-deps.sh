@@ -18,6 +18,7 @@ packages=(
   time                                           # /usr/bin/time: peak RSS in benchmarks
   tcpreplay iproute2 procps                      # live-capture test: veth pair in namespaces
   prometheus curl                                # monitoring test: a real Prometheus scrapes /metrics
+  chromium                                       # --html test: the page rendered in a headless browser
 )
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
