@@ -20,6 +20,7 @@ packages=(
   tcpreplay iproute2 procps                      # live-capture test: veth pair in namespaces
   prometheus curl                                # monitoring test: a real Prometheus scrapes /metrics
   groff-base                                     # install test: the man page renders without warnings
+  chromium                                       # --html test: the page rendered in a headless browser
 )
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null

@@ -21,6 +21,7 @@
 #include "src/commands.hpp"
 #include "src/progress_meter.hpp"
 #include "reports/format_registry.hpp"
+#include "reports/html/html_report_writer.hpp"
 #include "reports/prometheus.hpp"
 #include "src/live_runner.hpp"
 #include "src/replay.hpp"
@@ -61,6 +62,7 @@ struct MeasureOptions {
     bool no_flows = false;     // heavy hitters only: no flow lifecycle
     std::string output;        // empty: standard output
     bool also_stdout = false;  // with --output: print to standard output as well
+    std::string html;          // --html: the page rewritten at each report
     std::string listen;        // ADDR:PORT of the Prometheus endpoint
     bool realtime = false;     // replay paced by packet timestamps
     double speed = 0;          // replay pace: packet time runs this many times wall time
@@ -458,6 +460,17 @@ int run_measure(const MeasureOptions& options) {
             }
             writers.push_back(reports::make_report_writer(options.format, *file_output));
         }
+        if (!options.html.empty()) {
+            reports::html::RunDescription run;
+            for (const std::string& file : options.files) run.inputs.push_back(file == "-" ? "standard input" : "file " + file);
+            for (const std::string& name : options.interfaces) run.inputs.push_back("interface " + name);
+            run.filter = join(options.filter_words);
+            try {
+                writers.push_back(std::make_unique<reports::html::HtmlReportWriter>(options.html, std::move(run)));
+            } catch (const std::runtime_error& e) {
+                throw std::runtime_error(fmt::format("cannot write --html {}", e.what()));
+            }
+        }
         if (!options.listen.empty()) {
             metrics_server = std::make_unique<MetricsServer>(io, options.listen);
             writers.push_back(std::make_unique<MetricsPublisher>(*metrics_server, exposition));
@@ -665,6 +678,9 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
         ->type_name("FILE");
     app.add_flag("--stdout", options->also_stdout,
                  "With --output: print reports to standard output as well");
+    app.add_option("--html", options->html,
+                   "Also write a self-contained HTML page with plots to FILE, rewritten at each report")
+        ->type_name("FILE");
     app.add_option("expression", options->filter_words,
                    "BPF filter expression, as in tcpdump (e.g. tcp port 443)");
     app.callback([options, &runner, &app] {
