@@ -260,6 +260,8 @@ std::string file_in_filter_hint(const std::vector<std::string>& filter_words) {
     if (!std::filesystem::is_regular_file(filter_words.front(), error)) return {};
     return fmt::format(" ('{}' is a file: give each capture file its own -r, as in -r A -r B)",
                        filter_words.front());
+}
+
 // A replay that counted nothing says so in one line, and fails unless the
 // input held nothing to count (empty, or nothing passed the filter).
 int counted_status(const ReplayStream& stream, const Pipeline& pipeline) {
