@@ -12,27 +12,11 @@
 #include "reports/format_registry.hpp"
 #include "reports/formats/text.hpp"
 #include "reports/key_format.hpp"
+#include "reports/number_format.hpp"
 
 namespace flowsketch::reports {
 
 namespace {
-
-std::string with_separators(std::uint64_t value) {
-    std::string digits = std::to_string(value);
-    std::string out;
-    out.reserve(digits.size() + digits.size() / 3);
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-        out.push_back(digits[i]);
-    }
-    return out;
-}
-
-// A non-negative estimate as the whole number a reader means, with separators.
-std::string rounded(double value) {
-    if (!std::isfinite(value)) return "∞";
-    return with_separators(static_cast<std::uint64_t>(std::llround(std::max(value, 0.0))));
-}
 
 std::string utc_time(double unix_seconds) {
     const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));

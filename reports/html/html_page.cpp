@@ -9,6 +9,7 @@
 
 #include "reports/html/svg_chart.hpp"
 #include "reports/key_format.hpp"
+#include "reports/number_format.hpp"
 
 namespace flowsketch::reports::html {
 namespace {
@@ -28,20 +29,9 @@ svg .label{font:11px monospace}
 .warn{color:#a40}
 )css";
 
-std::string grouped(std::uint64_t value) {
-    const std::string digits = std::to_string(value);
-    std::string out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out.push_back(',');
-        out.push_back(digits[i]);
-    }
-    return out;
-}
-
-std::string grouped(double value) {
-    if (!std::isfinite(value)) return "∞";
-    return grouped(static_cast<std::uint64_t>(std::llround(std::max(value, 0.0))));
-}
+// Counts and estimates alike, as the text report writes them.
+std::string grouped(std::uint64_t value) { return with_separators(value); }
+std::string grouped(double value) { return rounded(value); }
 
 std::string utc(double unix_seconds) {
     const auto whole = static_cast<std::time_t>(std::floor(unix_seconds));
