@@ -20,6 +20,7 @@
 #include "reports/report_output.hpp"
 #include "reports/report_writer.hpp"
 #include "reports/snapshot.hpp"
+#include "src/cli/range.hpp"
 #include "src/commands.hpp"
 
 namespace flowsketch::app {
@@ -277,10 +278,10 @@ void setup_merge_command(CLI::App& app, CommandRunner& runner) {
     merge->add_option("--interval", options->interval,
                       "A report per SECONDS, aligned to multiples of it in UNIX time (0: one over all)")
         ->type_name("SECONDS")
-        ->check(CLI::Range(0.0, 1e9))
+        ->check(cli::Range(0.0, 1e9))
         ->capture_default_str();
     merge->add_option("--top", options->top, "Heavy hitters per report (default: as the snapshots were taken)")
-        ->check(CLI::Range(1u, 10000u));
+        ->check(cli::Range(1u, 10000u));
     merge->add_option("--format", options->format, "Report format")
         ->check(CLI::IsMember(reports::report_format_names()))
         ->capture_default_str();
