@@ -25,6 +25,9 @@ struct SketchDescription {
     std::uint64_t memory_bytes = 0;  // whole measurement state, fixed by configuration
 };
 
+/// The description of a sketch built with `params`, for the report header.
+SketchDescription describe_sketch(const core::CountMinParams& params, std::uint64_t memory_bytes);
+
 /// The flow lifecycle: seen / new / active / expired / ended flows, from a
 /// timestamp Bloom filter (docs/flow-lifecycle.md), each with its error.
 struct FlowSection {

@@ -225,15 +225,7 @@ Report report_from_value(ReportKind kind, const core::WindowValue& value, const 
     report.packets = summary.packets;
     report.bytes = summary.bytes;
     report.skipped = value.skipped;
-    if (!value.keys.empty()) {
-        const core::CountMinParams& params = value.keys.front().sketch.params();
-        report.sketch.variant = std::string(core::variant_name(params.variant));
-        report.sketch.epsilon = params.epsilon();
-        report.sketch.delta = params.delta();
-        report.sketch.width = params.width;
-        report.sketch.depth = params.depth;
-        report.sketch.conservative_update = params.conservative_update;
-    }
+    if (!value.keys.empty()) report.sketch = describe_sketch(value.keys.front().sketch.params(), 0);
     report.sketch.memory_bytes = context.memory_bytes;
     report.top_packets = summary.top_packets;
     report.top_bytes = summary.top_bytes;

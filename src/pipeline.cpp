@@ -335,14 +335,7 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
                 counters.tunnels.outer_keyed[i]});
         }
     }
-    const core::CountMinParams& params = measurement_.sketch_params();
-    report.sketch.variant = std::string(core::variant_name(params.variant));
-    report.sketch.epsilon = params.epsilon();
-    report.sketch.delta = params.delta();
-    report.sketch.width = params.width;
-    report.sketch.depth = params.depth;
-    report.sketch.conservative_update = params.conservative_update;
-    report.sketch.memory_bytes = measurement_.memory_bytes();
+    report.sketch = reports::describe_sketch(measurement_.sketch_params(), measurement_.memory_bytes());
     report.top_packets = summary.top_packets;
     report.top_bytes = summary.top_bytes;
     report.changes_packets = summary.changes_packets;
