@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <vector>
 
-#include "reports/key_format.hpp"
 
 namespace flowsketch::reports {
 namespace {
@@ -22,6 +21,12 @@ std::string format_double(double value) {
     if (std::isnan(value)) return "NaN";
     if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
     return fmt::format("{}", value);  // shortest text that reads back exactly
+}
+
+// An undercount bound as the JSON report states it: a whole number, rounded
+// up, so that count + bound is a whole upper bound; +Inf stays +Inf.
+double whole_bound(double bound) {
+    return std::isfinite(bound) ? std::ceil(std::max(bound, 0.0)) : bound;
 }
 
 // One metric family at a time: HELP and TYPE first, then any number of samples.
@@ -89,42 +94,28 @@ std::string render_labels(const std::vector<Label>& labels) {
     return text;
 }
 
-// The rank, then the key's fields; the protocol by name, as people query it.
-// An extra key spec's series carry its spec as `key` (the 5-tuple's carry none,
-// as they always have).
-std::string flow_labels(std::size_t rank, const core::HeavyHitter& flow, const core::KeySpec& spec) {
-    std::vector<Label> labels;
-    if (!spec.is_identity()) labels.push_back({"key", spec.name()});
-    labels.push_back({"rank", std::to_string(rank)});
-    for (KeyFieldText& field : key_fields(flow.key, spec)) {
-        if (field.name == "proto") field.text = protocol_name(flow.key.protocol);
-        labels.push_back({field.name, std::move(field.text)});
-    }
-    return render_labels(labels);
-}
-
-// Both families of one weight (estimate and lower bound), every list's
-// series in each: the 5-tuple's, then each extra key spec's.
-void render_heavy_hitters(FamilyWriter& writer, std::string_view unit, const std::vector<const core::TopList*>& lists,
-                          std::size_t limit) {
-    std::vector<std::pair<std::string, const core::HeavyHitter*>> series;
-    for (const core::TopList* list : lists) {
-        const std::size_t count = std::min(list->size(), limit);
-        for (std::size_t i = 0; i < count; ++i) {
-            series.emplace_back(flow_labels(i + 1, (*list)[i], list->spec), &(*list)[i]);
-        }
-    }
-    if (series.empty()) return;
+// The families of one weight: the estimate, its lower bound and the rank.
+void render_heavy_hitters(FamilyWriter& writer, std::string_view unit,
+                          const std::vector<HeavyHitterSeries::Row>& rows) {
+    if (rows.empty()) return;
     writer.family(fmt::format("flowsketch_heavy_hitter_{}", unit), "gauge",
-                  fmt::format("Count-Min estimate of the {} of the flow ranked `rank` in the last "
-                              "completed interval; never below the true count",
+                  fmt::format("Last complete interval: Count-Min estimate of the {0} of a key in "
+                              "the top by {0}, never below the true count; for a key that left the "
+                              "top (rank 0), the smallest estimate in the top, which its count does "
+                              "not exceed",
                               unit));
-    for (const auto& [labels, hitter] : series) writer.sample(labels, hitter->estimate);
+    for (const auto& row : rows) writer.sample(row.labels, row.estimate);
     writer.family(fmt::format("flowsketch_heavy_hitter_{}_lower", unit), "gauge",
-                  fmt::format("Lower error bound of flowsketch_heavy_hitter_{}: the true count "
-                              "lies in [lower, estimate] with probability at least 1 - delta",
+                  fmt::format("Last complete interval: lower error bound of "
+                              "flowsketch_heavy_hitter_{}: the true count lies in [lower, "
+                              "estimate] with probability at least 1 - delta",
                               unit));
-    for (const auto& [labels, hitter] : series) writer.sample(labels, hitter->lower);
+    for (const auto& row : rows) writer.sample(row.labels, row.lower);
+    writer.family(fmt::format("flowsketch_heavy_hitter_{}_rank", unit), "gauge",
+                  fmt::format("Last complete interval: the key's rank by {} (1 = largest); 0 if "
+                              "it left the top and is kept for the staleness period",
+                              unit));
+    for (const auto& row : rows) writer.sample(row.labels, std::uint64_t{row.rank});
 }
 
 }  // namespace
@@ -156,6 +147,12 @@ PrometheusExposition::PrometheusExposition(const ExpositionOptions& options) : o
                                                 max_exported_heavy_hitters,
                                                 options.max_heavy_hitters));
     }
+    if (options.heavy_hitter_series_cap < 1 ||
+        options.heavy_hitter_series_cap > max_heavy_hitter_series_cap) {
+        throw std::invalid_argument(fmt::format("the heavy-hitter series cap must be 1 to {}, not {}",
+                                                max_heavy_hitter_series_cap,
+                                                options.heavy_hitter_series_cap));
+    }
 }
 
 void PrometheusExposition::observe(const Report& report) {
@@ -176,9 +173,13 @@ void PrometheusExposition::observe(const Report& report) {
     for (const auto& skip : report.skipped) add(totals_.skipped[skip.name], skip.count);
     if (report.has_flows) {
         totals_.has_flows = true;
-        add(totals_.flows_new, report.flows.counts.new_flows);
-        add(totals_.flows_expired, report.flows.counts.expired);
-        add(totals_.flows_ended, report.flows.counts.ended);
+        const core::FlowCounts& flows = report.flows.counts;
+        add(totals_.flows_new, flows.new_flows);
+        add(totals_.flows_new_undercount_bound, flows.new_undercount_bound);
+        add(totals_.flows_expired, flows.expired);
+        add(totals_.flows_expired_variance, flows.expired_stderr * flows.expired_stderr);
+        add(totals_.flows_ended, flows.ended);
+        add(totals_.flows_ended_undercount_bound, flows.ended_undercount_bound);
     }
     for (const auto& interface : report.interfaces) {
         InterfaceTotals& totals = interfaces_[interface.name];
@@ -188,13 +189,28 @@ void PrometheusExposition::observe(const Report& report) {
         add(totals.if_dropped, interface.if_dropped);
     }
 
+    // The gauges take a complete interval; else, until there is one, what
+    // there is: a partial interval, or the whole run of --interval 0.
+    bool describe = false;
     if (is_final) {
         ++final_reports_;
-        if (interval_reports_ == 0) gauges_ = report;
+        describe = interval_reports_ == 0;
+        if (describe) gauges_complete_ = true;
     } else {
         ++interval_reports_;
-        gauges_ = report;
+        describe = !report.partial || !gauges_complete_;
+        if (describe) gauges_complete_ = !report.partial;
     }
+    if (!describe) return;
+    gauges_ = report;
+    std::vector<const core::TopList*> by_packets = {&report.top_packets};
+    std::vector<const core::TopList*> by_bytes = {&report.top_bytes};
+    for (const core::KeyTops& key : report.keys) {
+        by_packets.push_back(&key.top_packets);
+        by_bytes.push_back(&key.top_bytes);
+    }
+    by_packets_.observe(by_packets);
+    by_bytes_.observe(by_bytes);
 }
 
 std::string PrometheusExposition::render() const {
@@ -203,34 +219,50 @@ std::string PrometheusExposition::render() const {
     FamilyWriter writer(text, gauges_ ? std::string_view(gauges_->probe) : std::string_view());
 
     writer.family("flowsketch_frames_total", "counter",
-                  "Frames read (after the BPF filter), keyed or not");
+                  "Whole run: frames read (after the BPF filter), keyed or not");
     writer.sample("", totals_.frames);
-    writer.family("flowsketch_packets_total", "counter", "IP packets keyed to a flow; exact");
+    writer.family("flowsketch_packets_total", "counter", "Whole run: IP packets keyed to a flow; exact");
     writer.sample("", totals_.packets);
     writer.family("flowsketch_bytes_total", "counter",
-                  "On-wire bytes of the IP packets keyed to a flow; exact");
+                  "Whole run: on-wire bytes of the IP packets keyed to a flow; exact");
     writer.sample("", totals_.bytes);
     if (!totals_.skipped.empty()) {
         writer.family("flowsketch_skipped_frames_total", "counter",
-                      "Frames not keyed to a flow, by reason");
+                      "Whole run: frames not keyed to a flow, by reason");
         for (const auto& [reason, count] : totals_.skipped) {
             writer.sample(render_labels({{"reason", reason}}), count);
         }
     }
-    writer.family("flowsketch_reports_total", "counter", "Reports completed, by kind");
+    writer.family("flowsketch_reports_total", "counter", "Whole run: reports completed, by kind");
     writer.sample(render_labels({{"kind", "interval"}}), interval_reports_);
     writer.sample(render_labels({{"kind", "final"}}), final_reports_);
 
     if (totals_.has_flows) {
         writer.family("flowsketch_flows_new_total", "counter",
-                      "Flows seen for the first time (or again after expiring); may undercount "
-                      "by the seen filter's false positives");
+                      "Whole run: flows seen for the first time (or again after expiring); may "
+                      "undercount by the seen filter's false positives");
         writer.sample("", totals_.flows_new);
+        writer.family("flowsketch_flows_new_undercount_bound_total", "counter",
+                      "Whole run: new flows the seen filter may have missed (the sum of each "
+                      "interval's bound, each holding with probability 0.999); the run's new "
+                      "flows lie in [new_total, new_total + this]");
+        writer.sample("", totals_.flows_new_undercount_bound);
         writer.family("flowsketch_flows_expired_total", "counter",
-                      "Flows idle for the idle timeout (an estimate; see docs/flow-lifecycle.md)");
+                      "Whole run: flows idle for the idle timeout (an estimate; see "
+                      "docs/flow-lifecycle.md)");
         writer.sample("", totals_.flows_expired);
-        writer.family("flowsketch_flows_ended_total", "counter", "TCP flows ended by FIN or RST");
+        writer.family("flowsketch_flows_expired_variance_total", "counter",
+                      "Whole run: variance of flowsketch_flows_expired_total (the sum of the "
+                      "intervals'); its square root is the standard error");
+        writer.sample("", totals_.flows_expired_variance);
+        writer.family("flowsketch_flows_ended_total", "counter",
+                      "Whole run: TCP flows ended by FIN or RST; may undercount");
         writer.sample("", totals_.flows_ended);
+        writer.family("flowsketch_flows_ended_undercount_bound_total", "counter",
+                      "Whole run: ended flows that may have been missed (the sum of each "
+                      "interval's bound); the run's ended flows lie in [ended_total, "
+                      "ended_total + this]");
+        writer.sample("", totals_.flows_ended_undercount_bound);
     }
     // Live capture: one series per interface named on the command line.
     auto interface_family = [&](std::string_view name, std::string_view help,
@@ -242,16 +274,16 @@ std::string PrometheusExposition::render() const {
         }
     };
     interface_family("flowsketch_interface_frames_total",
-                     "Frames flowsketch read from the interface (after the filter)",
+                     "Whole run: frames flowsketch read from the interface (after the filter)",
                      &InterfaceTotals::frames);
     interface_family("flowsketch_interface_packets_received_total",
-                     "Packets the capture received on the interface (libpcap ps_recv)",
+                     "Whole run: packets the capture received on the interface (libpcap ps_recv)",
                      &InterfaceTotals::received);
     interface_family("flowsketch_interface_packets_dropped_total",
-                     "Packets the kernel dropped for lack of buffer space (libpcap ps_drop)",
+                     "Whole run: packets the kernel dropped for lack of buffer space (libpcap ps_drop)",
                      &InterfaceTotals::dropped);
     interface_family("flowsketch_interface_packets_if_dropped_total",
-                     "Packets the interface or driver dropped (libpcap ps_ifdrop)",
+                     "Whole run: packets the interface or driver dropped (libpcap ps_ifdrop)",
                      &InterfaceTotals::if_dropped);
 
     if (!gauges_) return text;  // no completed report yet: nothing to describe
@@ -259,7 +291,7 @@ std::string PrometheusExposition::render() const {
     const SketchDescription& sketch = last.sketch;
 
     writer.family("flowsketch_sketch_info", "gauge",
-                  "Count-Min sketch parameters (constant 1; the parameters are the labels)");
+                  "Configuration: Count-Min sketch parameters (constant 1; the parameters are the labels)");
     writer.sample(render_labels({
                       {"variant", sketch.variant},
                       {"epsilon", format_double(sketch.epsilon)},
@@ -270,63 +302,94 @@ std::string PrometheusExposition::render() const {
                   }),
                   std::uint64_t{1});
     writer.family("flowsketch_sketch_epsilon", "gauge",
-                  "Count-Min additive error factor: lower = estimate - epsilon * N");
+                  "Configuration: Count-Min additive error factor: lower = estimate - epsilon * N");
     writer.sample("", sketch.epsilon);
     writer.family("flowsketch_sketch_delta", "gauge",
-                  "Probability that a true count lies below its lower bound");
+                  "Configuration: probability that a true count lies below its lower bound");
     writer.sample("", sketch.delta);
-    writer.family("flowsketch_sketch_width", "gauge", "Count-Min counters per row");
+    writer.family("flowsketch_sketch_width", "gauge", "Configuration: Count-Min counters per row");
     writer.sample("", std::uint64_t{sketch.width});
-    writer.family("flowsketch_sketch_depth", "gauge", "Count-Min rows");
+    writer.family("flowsketch_sketch_depth", "gauge", "Configuration: Count-Min rows");
     writer.sample("", std::uint64_t{sketch.depth});
     writer.family("flowsketch_memory_bytes", "gauge",
-                  "Memory of the whole measurement state, fixed by configuration");
+                  "Configuration: memory of the whole measurement state");
     writer.sample("", sketch.memory_bytes);
 
     writer.family("flowsketch_report_start_timestamp_seconds", "gauge",
-                  "Start of the window the gauges describe (Unix seconds)");
+                  "Last complete interval: its start (Unix seconds)");
     writer.sample("", last.start);
+    writer.family("flowsketch_report_complete", "gauge",
+                  "1 if the gauges describe a complete interval (or, with --interval 0, the whole "
+                  "run); 0 while the run's first interval was cut short by its end");
+    writer.sample("", std::uint64_t{gauges_complete_ ? 1U : 0U});
     writer.family("flowsketch_report_end_timestamp_seconds", "gauge",
-                  "End of the window the gauges describe (Unix seconds)");
+                  "Last complete interval: its end (Unix seconds)");
     writer.sample("", last.end);
     writer.family("flowsketch_report_packets", "gauge",
-                  "IP packets in the window the heavy hitters describe (N of its error bound)");
+                  "Last complete interval: IP packets (N of the heavy hitters' error bound)");
     writer.sample("", last.packets);
     writer.family("flowsketch_report_bytes", "gauge",
-                  "Bytes in the window the heavy hitters describe (N of its error bound)");
+                  "Last complete interval: bytes (N of the heavy hitters' error bound)");
     writer.sample("", last.bytes);
     writer.family("flowsketch_input_truncated", "gauge",
                   "1 if an input ended early or was damaged (counts cover what was read)");
     writer.sample("", std::uint64_t{last.truncated ? 1U : 0U});
     writer.family("flowsketch_counts_are_lower_bounds", "gauge",
-                  "1 if frames were dropped before flowsketch saw them (counts are lower bounds)");
+                  "Last complete interval: 1 if frames were dropped before flowsketch saw them (counts are lower bounds)");
     writer.sample("", std::uint64_t{last.counts_are_lower_bounds ? 1U : 0U});
 
     if (last.has_flows) {
         const core::FlowCounts& flows = last.flows.counts;
         writer.family("flowsketch_flows_active", "gauge",
-                      "Flows active at the end of the last interval (an estimate)");
+                      "Last complete interval: flows active at its end (an estimate)");
         writer.sample("", flows.active);
         writer.family("flowsketch_flows_active_lower", "gauge",
-                      "Lower bound of flowsketch_flows_active");
+                      "Last complete interval: lower bound of flowsketch_flows_active");
         writer.sample("", flows.active_lower);
         writer.family("flowsketch_flows_active_upper", "gauge",
-                      "Upper bound of flowsketch_flows_active");
+                      "Last complete interval: upper bound of flowsketch_flows_active");
         writer.sample("", flows.active_upper);
+        writer.family("flowsketch_interval_flows_new", "gauge",
+                      "Last complete interval: flows seen for the first time; never above the "
+                      "truth");
+        writer.sample("", flows.new_flows);
+        writer.family("flowsketch_interval_flows_new_upper", "gauge",
+                      "Last complete interval: upper bound of flowsketch_interval_flows_new "
+                      "(holds with probability 0.999)");
+        writer.sample("", static_cast<double>(flows.new_flows) + whole_bound(flows.new_undercount_bound));
+        writer.family("flowsketch_interval_flows_expired", "gauge",
+                      "Last complete interval: flows whose idle timeout ran out (an estimate)");
+        writer.sample("", flows.expired);
+        writer.family("flowsketch_interval_flows_expired_lower", "gauge",
+                      "Last complete interval: flowsketch_interval_flows_expired minus 3 standard "
+                      "errors, at least 0");
+        writer.sample("", std::max(0.0, flows.expired - 3 * flows.expired_stderr));
+        writer.family("flowsketch_interval_flows_expired_upper", "gauge",
+                      "Last complete interval: flowsketch_interval_flows_expired plus 3 standard "
+                      "errors");
+        writer.sample("", flows.expired + 3 * flows.expired_stderr);
+        writer.family("flowsketch_interval_flows_ended", "gauge",
+                      "Last complete interval: distinct TCP flows that sent FIN or RST; never "
+                      "above the truth");
+        writer.sample("", flows.ended);
+        writer.family("flowsketch_interval_flows_ended_upper", "gauge",
+                      "Last complete interval: upper bound of flowsketch_interval_flows_ended "
+                      "(holds with probability 0.999)");
+        writer.sample("", static_cast<double>(flows.ended) + whole_bound(flows.ended_undercount_bound));
         writer.family("flowsketch_seen_filter_false_positive_rate", "gauge",
-                      "False-positive rate of the seen-flow filter now (new flows it misses)");
+                      "Last complete interval: false-positive rate of the seen-flow filter at its end (new flows it misses)");
         writer.sample("", flows.fpr);
         writer.family("flowsketch_seen_filter_max_false_positive_rate", "gauge",
-                      "Highest false-positive rate of the seen-flow filter in the last interval");
+                      "Last complete interval: highest false-positive rate of the seen-flow filter");
         writer.sample("", flows.max_fpr);
         writer.family("flowsketch_seen_filter_target_false_positive_rate", "gauge",
-                      "False-positive rate the seen-flow filter was sized for");
+                      "Configuration: false-positive rate the seen-flow filter was sized for");
         writer.sample("", flows.target_fpr);
         writer.family("flowsketch_seen_filter_overfilled", "gauge",
-                      "1 if more flows were active than the filter was sized for");
+                      "Last complete interval: 1 if more flows were active than the filter was sized for");
         writer.sample("", std::uint64_t{flows.overfilled ? 1U : 0U});
         writer.family("flowsketch_flow_tracking_info", "gauge",
-                      "Flow lifecycle parameters (constant 1; the parameters are the labels)");
+                      "Configuration: flow lifecycle parameters (constant 1; the parameters are the labels)");
         writer.sample(render_labels({
                           {"seen_filter", last.flows.seen_filter},
                           {"generations", std::to_string(last.flows.generations)},
@@ -334,21 +397,15 @@ std::string PrometheusExposition::render() const {
                       }),
                       std::uint64_t{1});
         writer.family("flowsketch_flow_idle_timeout_seconds", "gauge",
-                      "A flow expires after this long without packets");
+                      "Configuration: a flow expires after this long without packets (seconds)");
         writer.sample("", last.flows.idle_timeout);
         writer.family("flowsketch_flow_tracking_memory_bytes", "gauge",
-                      "Memory of the flow lifecycle's filter");
+                      "Configuration: memory of the flow lifecycle's filters");
         writer.sample("", last.flows.memory_bytes);
     }
 
-    std::vector<const core::TopList*> by_packets = {&last.top_packets};
-    std::vector<const core::TopList*> by_bytes = {&last.top_bytes};
-    for (const core::KeyTops& key : last.keys) {
-        by_packets.push_back(&key.top_packets);
-        by_bytes.push_back(&key.top_bytes);
-    }
-    render_heavy_hitters(writer, "packets", by_packets, options_.max_heavy_hitters);
-    render_heavy_hitters(writer, "bytes", by_bytes, options_.max_heavy_hitters);
+    render_heavy_hitters(writer, "packets", by_packets_.rows());
+    render_heavy_hitters(writer, "bytes", by_bytes_.rows());
     return text;
 }
 

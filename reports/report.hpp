@@ -71,6 +71,10 @@ struct FileInterfaceReport {
 
 struct Report {
     ReportKind kind = ReportKind::interval;
+    /// An interval report cut short by the end of the run (the last of a
+    /// replay, or of a live capture that was stopped): its counts cover less
+    /// than an interval. Not rendered by the text, JSON and CSV formats.
+    bool partial = false;
     double start = 0;  // Unix seconds (interval: nominal boundary; final: first frame)
     double end = 0;    // Unix seconds (interval: nominal boundary; final: last frame)
     std::uint64_t frames = 0;   // all frames read (after the BPF filter)

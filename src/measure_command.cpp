@@ -64,6 +64,8 @@ struct MeasureOptions {
     bool also_stdout = false;  // with --output: print to standard output as well
     std::string html;          // --html: the page rewritten at each report
     std::string listen;        // ADDR:PORT of the Prometheus endpoint
+    std::uint32_t metrics_staleness = reports::ExpositionOptions{}.staleness_intervals;
+    std::uint64_t metrics_series_cap = reports::ExpositionOptions{}.heavy_hitter_series_cap;
     bool realtime = false;     // replay paced by packet timestamps
     double speed = 0;          // replay pace: packet time runs this many times wall time
     unsigned threads = 1;
@@ -439,7 +441,10 @@ int run_measure(const MeasureOptions& options) {
     // One event loop for live capture, paced replays and the metrics endpoint.
     boost::asio::io_context io;
     std::unique_ptr<MetricsServer> metrics_server;
-    reports::PrometheusExposition exposition;
+    reports::ExpositionOptions exposition_options;
+    exposition_options.staleness_intervals = options.metrics_staleness;
+    exposition_options.heavy_hitter_series_cap = options.metrics_series_cap;
+    reports::PrometheusExposition exposition(exposition_options);
     std::unique_ptr<Pipeline> pipeline;
     std::unique_ptr<reports::ReportOutput> stdout_output;
     std::unique_ptr<reports::ReportOutput> file_output;
@@ -598,9 +603,21 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--format", options->format, "Report format: " + formats)
         ->check(CLI::IsMember(reports::report_format_names()))
         ->capture_default_str();
-    app.add_option("--listen", options->listen,
+    CLI::Option* listen = app.add_option("--listen", options->listen,
                    "Serve Prometheus metrics at http://ADDR:PORT/metrics (':PORT' = 127.0.0.1)")
         ->type_name("ADDR:PORT");
+    app.add_option("--metrics-staleness", options->metrics_staleness,
+                   "Keep a heavy hitter's metrics this many intervals after it left the top")
+        ->type_name("INTERVALS")
+        ->check(cli::Range(0u, 1000u))
+        ->capture_default_str()
+        ->needs(listen);
+    app.add_option("--metrics-series-cap", options->metrics_series_cap,
+                   "At most N series per heavy-hitter metric (the top first)")
+        ->type_name("N")
+        ->check(cli::Range(std::uint64_t{1}, std::uint64_t{reports::max_heavy_hitter_series_cap}))
+        ->capture_default_str()
+        ->needs(listen);
     app.add_flag("--realtime", options->realtime,
                  "Replay files at the pace of their timestamps (with --listen: for dashboards)");
     app.add_option("--speed", options->speed,

@@ -220,9 +220,10 @@ void Pipeline::finish() {
     sync();
     if (seen_any_) measurement_.advance_to(last_ns_);
     if (interval_ns_ > 0 && started_ && interval_.frames > 0) {
-        emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
-                                  interval_, to_seconds(interval_start_ns_),
-                                  to_seconds(interval_end_ns_)));
+        reports::Report last = make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
+                                           interval_, to_seconds(interval_start_ns_), to_seconds(interval_end_ns_));
+        last.partial = true;  // the run ended inside it
+        emit(last);
         snapshot(core::Window::interval, interval_, interval_start_ns_, interval_end_ns_);
     }
     total_.add(interval_);
@@ -243,11 +244,13 @@ void Pipeline::set_capture_stats(const std::vector<capture::CaptureStats>& cumul
     }
 }
 
-void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns) {
+void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns, bool partial) {
     sync();
     measurement_.advance_to(end_ns);
-    emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
-                              interval_, to_seconds(start_ns), to_seconds(end_ns)));
+    reports::Report report = make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
+                                         interval_, to_seconds(start_ns), to_seconds(end_ns));
+    report.partial = partial;
+    emit(report);
     snapshot(core::Window::interval, interval_, start_ns, end_ns);
     total_.add(interval_);
     interval_.reset();
@@ -257,7 +260,7 @@ void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns) {
 void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_ns,
                          std::int64_t end_ns) {
     if (interval_ns_ > 0) {
-        close_interval_at(interval_start_ns, end_ns);
+        close_interval_at(interval_start_ns, end_ns, true);  // stopped inside the interval
     } else {
         sync();
         measurement_.advance_to(end_ns);

@@ -101,7 +101,8 @@ public:
 
     /// Live capture: closes the interval [start_ns, end_ns) (wall clock) and
     /// reports it, even when it saw no packets (a live probe reports silence).
-    void close_interval_at(std::int64_t start_ns, std::int64_t end_ns);
+    /// `partial`: the run stops inside it (Report::partial).
+    void close_interval_at(std::int64_t start_ns, std::int64_t end_ns, bool partial = false);
 
     /// Emits the last interval (if intervals are on) and the final report.
     /// Live capture passes the wall-clock span of the last, partial interval

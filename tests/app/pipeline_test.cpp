@@ -83,6 +83,36 @@ TEST(Pipeline, IntervalsAreAlignedAndGapsAreNotReported) {
     EXPECT_EQ(h.writer.reports[3].packets, 4u);
 }
 
+// The run's end cuts its last interval short; the intervals before it are whole.
+TEST(Pipeline, OnlyTheLastIntervalIsPartial) {
+    Harness h(10);
+    h.frame(1003 * s, 1);
+    h.frame(1012 * s, 1);
+    h.frame(1021 * s, 2);
+    h.pipeline->finish();
+    ASSERT_EQ(h.writer.reports.size(), 4u);
+    EXPECT_FALSE(h.writer.reports[0].partial);
+    EXPECT_FALSE(h.writer.reports[1].partial);
+    EXPECT_TRUE(h.writer.reports[2].partial);
+    EXPECT_EQ(h.writer.reports[2].kind, reports::ReportKind::interval);
+    EXPECT_FALSE(h.writer.reports[3].partial);  // the final report is the whole run
+}
+
+TEST(Pipeline, LiveIntervalsArePartialOnlyWhenTheCaptureStops) {
+    Harness h(10);
+    h.config.packet_time_intervals = false;  // the wall-clock timer closes them
+    h.pipeline = std::make_unique<Pipeline>(h.config, h.writer);
+    h.frame(1003 * s, 1);
+    h.pipeline->close_interval_at(1000 * s, 1010 * s);
+    h.frame(1012 * s, 1);
+    h.pipeline->finish_at(1010 * s, 1000 * s, 1014 * s);
+    ASSERT_EQ(h.writer.reports.size(), 3u);
+    EXPECT_FALSE(h.writer.reports[0].partial);
+    EXPECT_TRUE(h.writer.reports[1].partial);
+    EXPECT_DOUBLE_EQ(h.writer.reports[1].end, 1014.0);
+    EXPECT_EQ(h.writer.reports[2].kind, reports::ReportKind::final_report);
+}
+
 // A packet whose timestamp goes backwards is counted in the current interval:
 // never lost, never opens an interval in the past.
 TEST(Pipeline, BackwardTimestampsCountInTheCurrentInterval) {

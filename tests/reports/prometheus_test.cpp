@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -13,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "reports/format_registry.hpp"
 
 namespace flowsketch::reports {
 namespace {
@@ -255,20 +259,21 @@ TEST(PrometheusExposition, FormatAndValuesOfOneInterval) {
     EXPECT_EQ(parsed.value("flowsketch_report_start_timestamp_seconds"), 1371506290);
     EXPECT_EQ(parsed.value("flowsketch_report_packets"), 1224);
 
-    const std::map<std::string, std::string> first{{"rank", "1"},         {"src", "192.168.0.13"},
-                                                   {"dst", "224.0.0.22"}, {"sport", "0"},
-                                                   {"dport", "0"},        {"proto", "igmp"}};
+    const std::map<std::string, std::string> first{{"src", "192.168.0.13"}, {"dst", "224.0.0.22"},
+                                                   {"sport", "0"},          {"dport", "0"},
+                                                   {"proto", "igmp"}};
     EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", first), 60);
     EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets_lower", first), 59);
-    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets",
-                           {{"rank", "2"}, {"proto", "tcp"}, {"dport", "443"}}),
-              20);
-    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_bytes", {{"rank", "1"}, {"sport", "1901"}}),
-              9968);
-    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_bytes_lower", {{"rank", "1"}}), 9805);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets_rank", first), 1);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"proto", "tcp"}, {"dport", "443"}}), 20);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets_rank", {{"proto", "tcp"}, {"dport", "443"}}), 2);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_bytes", {{"sport", "1901"}}), 9968);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_bytes_lower", {{"sport", "1901"}}), 9805);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_bytes_rank", {{"sport", "1901"}}), 1);
     EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_packets").size(), 2U);
-    // Exactly the labels the docs promise, no more.
-    EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_bytes").at(0).labels.size(), 6U);
+    // Exactly the labels the docs promise, no more: the key's fields, no rank.
+    EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_bytes").at(0).labels.size(), 5U);
+    EXPECT_EQ(parsed.value("flowsketch_report_complete"), 1);
 }
 
 TEST(PrometheusExposition, Ipv6FlowLabels) {
@@ -306,7 +311,8 @@ TEST(PrometheusExposition, ExtraKeySeriesCarryTheirSpec) {
     const Sample& keyed = samples[2];
     EXPECT_EQ(keyed.labels.at("key"), "dst/24,64");
     EXPECT_EQ(keyed.labels.at("dst"), "198.51.100.0/24");
-    EXPECT_EQ(keyed.labels.at("rank"), "1");
+    EXPECT_EQ(keyed.labels.count("rank"), 0u);
+    EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_packets_rank").at(2).value, 1);
     EXPECT_EQ(keyed.labels.count("src"), 0u);
     EXPECT_EQ(keyed.value, 9);
     EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_packets_lower").at(2).value, 8);
@@ -331,11 +337,17 @@ TEST(PrometheusExposition, CountersSumIntervalsAndTheFinalReportAddsNothingTwice
     EXPECT_EQ(parsed.value("flowsketch_skipped_frames_total", {{"reason", "non_ip"}}), 4);
     EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "interval"}}), 3);
     EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "final"}}), 1);
-    // Heavy hitters stay those of the last interval, not the whole run's.
-    const auto hitters = parsed.find("flowsketch_heavy_hitter_packets");
-    ASSERT_EQ(hitters.size(), 1U);
-    EXPECT_EQ(hitters[0].value, 7);
-    EXPECT_EQ(hitters[0].labels.at("proto"), "udp");
+    // Heavy hitters stay those of the last interval, not the whole run's: its
+    // top, and the keys of earlier intervals within the staleness (rank 0).
+    const auto ranks = parsed.find("flowsketch_heavy_hitter_packets_rank");
+    ASSERT_EQ(ranks.size(), 3U);
+    EXPECT_EQ(ranks[0].value, 1);
+    EXPECT_EQ(ranks[0].labels.at("proto"), "udp");
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"proto", "udp"}}), 7);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"proto", "tcp"}}), 7);  // left: the floor
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets_lower", {{"proto", "tcp"}}), 0);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets_rank", {{"proto", "tcp"}}), 0);
+    EXPECT_TRUE(parsed.find("flowsketch_heavy_hitter_packets", {{"proto", "tcp"}, {"src", "0.0.0.9"}}).empty());
     EXPECT_EQ(parsed.value("flowsketch_report_packets"), 7);
 }
 
@@ -346,7 +358,8 @@ TEST(PrometheusExposition, OnlyAFinalReportCountsAndDescribes) {
     const Exposition parsed = parse(exposition.render());
     EXPECT_EQ(parsed.value("flowsketch_packets_total"), 1224);
     EXPECT_EQ(parsed.value("flowsketch_frames_total"), 1350);
-    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"rank", "1"}}), 60);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"proto", "igmp"}}), 60);
+    EXPECT_EQ(parsed.value("flowsketch_report_complete"), 1);  // the whole run is the window
 }
 
 TEST(PrometheusExposition, CountersNeverDecrease) {
@@ -407,14 +420,18 @@ TEST(PrometheusExposition, HeavyHitterSeriesAreCapped) {
     for (const auto& sample : parsed.samples) {
         if (sample.name.rfind("flowsketch_heavy_hitter_", 0) == 0) ++heavy;
     }
-    EXPECT_EQ(heavy, 4U * 5U);  // estimate and lower, by packets and by bytes
-    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"rank", "5"}}), 96);
-    EXPECT_TRUE(parsed.find("flowsketch_heavy_hitter_packets", {{"rank", "6"}}).empty());
+    EXPECT_EQ(heavy, 6U * 5U);  // estimate, lower and rank, by packets and by bytes
+    const Sample fifth = parsed.find("flowsketch_heavy_hitter_packets_rank").at(4);
+    EXPECT_EQ(fifth.value, 5);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", fifth.labels), 96);
 
     EXPECT_THROW(PrometheusExposition(ExpositionOptions{max_exported_heavy_hitters + 1}),
                  std::invalid_argument);
     // The default cap is the CLI's cap on --top: the series count is bounded by it.
     EXPECT_EQ(ExpositionOptions{}.max_heavy_hitters, 10000U);
+    EXPECT_THROW(PrometheusExposition(ExpositionOptions{10, 3, 0}), std::invalid_argument);
+    EXPECT_THROW(PrometheusExposition(ExpositionOptions{10, 3, max_heavy_hitter_series_cap + 1}),
+                 std::invalid_argument);
 }
 
 TEST(PrometheusExposition, FlowLifecycleAndInterfaces) {
@@ -457,7 +474,8 @@ TEST(PrometheusExposition, FlowLifecycleAndInterfaces) {
     EXPECT_EQ(parsed.value("flowsketch_counts_are_lower_bounds"), 1);
 }
 
-// docs/prometheus.md promises at most 4·K + 4·(interfaces) + 39 series.
+// docs/prometheus.md promises at most 6·min(C, K·(S+1)·(1+E)) + 4·(interfaces) + 50
+// series; one interval's top fills K per ranking.
 TEST(PrometheusExposition, SeriesCountMatchesTheDocumentedBound) {
     Report report = make_report(ReportKind::interval, 1000, 100000, 0);
     report.skipped.clear();
@@ -479,7 +497,148 @@ TEST(PrometheusExposition, SeriesCountMatchesTheDocumentedBound) {
     exposition.observe(report);
     exposition.observe(make_report(ReportKind::final_report, 1000, 100000, 0));
     const Exposition parsed = parse(exposition.render());
-    EXPECT_EQ(parsed.samples.size(), 4U * k + 4U * 2U + 39U);
+    EXPECT_EQ(parsed.samples.size(), 6U * k + 4U * 2U + 50U);
+}
+
+// The end of a replay (or of a live run) cuts its last interval short: its
+// counts join the counters, but a dashboard keeps the last complete interval.
+TEST(PrometheusExposition, APartialLastIntervalCountsButKeepsTheCompleteIntervalsGauges) {
+    PrometheusExposition exposition;
+    exposition.observe(make_report(ReportKind::interval, 1224, 163229, 126));
+    Report tail = make_report(ReportKind::interval, 3, 300, 0);
+    tail.partial = true;
+    tail.start = 1371506300;
+    tail.end = 1371506310;
+    tail.top_packets.rows = {hitter(1, 2, 3, 4, 17, 3, 2)};
+    exposition.observe(tail);
+    exposition.observe(make_report(ReportKind::final_report, 1227, 163529, 126));
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.value("flowsketch_packets_total"), 1227);
+    EXPECT_EQ(parsed.value("flowsketch_reports_total", {{"kind", "interval"}}), 2);
+    EXPECT_EQ(parsed.value("flowsketch_report_packets"), 1224);
+    EXPECT_EQ(parsed.value("flowsketch_report_end_timestamp_seconds"), 1371506300);
+    EXPECT_EQ(parsed.value("flowsketch_report_complete"), 1);
+    EXPECT_EQ(parsed.find("flowsketch_heavy_hitter_packets", {{"proto", "udp"}}).size(), 0U);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets_rank", {{"proto", "igmp"}}), 1);
+}
+
+TEST(PrometheusExposition, ARunShorterThanAnIntervalIsDescribedAndSaysSo) {
+    PrometheusExposition exposition;
+    Report only = make_report(ReportKind::interval, 10, 1000, 0);
+    only.partial = true;
+    exposition.observe(only);
+    exposition.observe(make_report(ReportKind::final_report, 10, 1000, 0));
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.value("flowsketch_report_complete"), 0);
+    EXPECT_EQ(parsed.value("flowsketch_report_packets"), 10);
+    EXPECT_EQ(parsed.value("flowsketch_heavy_hitter_packets", {{"proto", "igmp"}}), 60);
+    // A complete interval after it (live: cannot happen; a contract all the same) takes over.
+    exposition.observe(make_report(ReportKind::interval, 20, 2000, 0));
+    EXPECT_EQ(parse(exposition.render()).value("flowsketch_report_complete"), 1);
+}
+
+// Help texts say which window a family describes.
+TEST(PrometheusExposition, HelpTextsNameTheWindow) {
+    Report report = make_report(ReportKind::interval, 10, 100, 0);
+    report.has_flows = true;
+    report.interfaces = {{"eth0", 1, 1, 0, 0}};
+    PrometheusExposition exposition;
+    exposition.observe(report);
+    const Exposition parsed = parse(exposition.render());
+    for (const auto& [name, help] : parsed.helps) {
+        const bool run = help.rfind("Whole run: ", 0) == 0;
+        const bool interval = help.rfind("Last complete interval: ", 0) == 0;
+        const bool configuration = help.rfind("Configuration: ", 0) == 0;
+        if (parsed.types.at(name) == "counter") {
+            EXPECT_TRUE(run) << name << ": " << help;
+        } else {
+            EXPECT_TRUE(interval || configuration || name == "flowsketch_report_complete" ||
+                        name == "flowsketch_input_truncated")
+                << name << ": " << help;
+        }
+    }
+}
+
+Report report_with_flows(ReportKind kind) {
+    Report report = make_report(kind, 500, 50000, 0);
+    report.has_flows = true;
+    core::FlowCounts& f = report.flows.counts;
+    f.new_flows = 41;
+    f.new_undercount_bound = 2.3;
+    f.new_undercount_expected = 0.4;
+    f.expired = 12.6;
+    f.expired_stderr = 1.25;
+    f.ended = 7;
+    f.ended_undercount_bound = 1.01;
+    f.active = 30.2;
+    f.active_lower = 25.1;
+    f.active_upper = 35.4;
+    f.fpr = 0.0002;
+    f.target_fpr = 0.001;
+    report.flows.seen_filter = "blocked";
+    report.flows.idle_timeout = 60;
+    report.flows.generations = 8;
+    report.flows.max_flows = 1000;
+    return report;
+}
+
+// The flow counts and their bounds are the JSON report's numbers, and the
+// text report's.
+TEST(PrometheusExposition, FlowBoundsMatchTheJsonAndTextReports) {
+    const Report interval = report_with_flows(ReportKind::interval);
+    PrometheusExposition exposition;
+    exposition.observe(interval);
+    const Exposition parsed = parse(exposition.render());
+    const auto json = nlohmann::json::parse(json_format().make()->render(interval));
+    const auto& flows = json.at("flows");
+    const double new_flows = flows.at("new").get<double>();
+    EXPECT_EQ(parsed.value("flowsketch_interval_flows_new"), new_flows);
+    EXPECT_EQ(parsed.value("flowsketch_interval_flows_new_upper"),
+              new_flows + flows.at("new_undercount_bound").get<double>());
+    const double expired = flows.at("precise").at("expired").get<double>();
+    const double stderr_ = flows.at("precise").at("expired_stderr").get<double>();
+    EXPECT_EQ(parsed.value("flowsketch_interval_flows_expired"), expired);
+    EXPECT_DOUBLE_EQ(parsed.value("flowsketch_interval_flows_expired_lower"), expired - 3 * stderr_);
+    EXPECT_DOUBLE_EQ(parsed.value("flowsketch_interval_flows_expired_upper"), expired + 3 * stderr_);
+    const double ended = flows.at("ended").get<double>();
+    EXPECT_EQ(parsed.value("flowsketch_interval_flows_ended"), ended);
+    EXPECT_EQ(parsed.value("flowsketch_interval_flows_ended_upper"),
+              ended + flows.at("ended_undercount_bound").get<double>());
+    EXPECT_EQ(parsed.value("flowsketch_flows_active_lower"), flows.at("precise").at("active_lower").get<double>());
+    EXPECT_EQ(parsed.value("flowsketch_interval_flows_new_upper"), 44);  // 41 + ⌈2.3⌉
+    EXPECT_EQ(parsed.value("flowsketch_interval_flows_ended_upper"), 9);
+
+    const std::string text = text_format().make()->render(interval);
+    EXPECT_NE(text.find("new 41 (may miss up to 3, p ≥ 0.999)"), std::string::npos) << text;
+    EXPECT_NE(text.find("ended (FIN/RST) 7"), std::string::npos) << text;
+}
+
+// The run's counters and their bounds are the final report's sums.
+TEST(PrometheusExposition, RunBoundCountersAreTheFinalReportsSums) {
+    PrometheusExposition exposition;
+    exposition.observe(report_with_flows(ReportKind::interval));
+    exposition.observe(report_with_flows(ReportKind::interval));
+    Report final_report = report_with_flows(ReportKind::final_report);
+    core::FlowCounts& f = final_report.flows.counts;
+    f.new_flows = 82;
+    f.new_undercount_bound = 4.6;
+    f.expired = 25.2;
+    f.expired_stderr = std::sqrt(2 * 1.25 * 1.25);
+    f.ended = 14;
+    f.ended_undercount_bound = 2.02;
+    exposition.observe(final_report);
+    const Exposition parsed = parse(exposition.render());
+    const auto json = nlohmann::json::parse(json_format().make()->render(final_report));
+    const auto& precise = json.at("flows").at("precise");
+    EXPECT_EQ(parsed.value("flowsketch_flows_new_total"), json.at("flows").at("new").get<double>());
+    EXPECT_DOUBLE_EQ(parsed.value("flowsketch_flows_new_undercount_bound_total"),
+                     precise.at("new_undercount_bound").get<double>());
+    EXPECT_DOUBLE_EQ(parsed.value("flowsketch_flows_expired_total"), precise.at("expired").get<double>());
+    EXPECT_DOUBLE_EQ(std::sqrt(parsed.value("flowsketch_flows_expired_variance_total")),
+                     precise.at("expired_stderr").get<double>());
+    EXPECT_EQ(parsed.value("flowsketch_flows_ended_total"), json.at("flows").at("ended").get<double>());
+    EXPECT_DOUBLE_EQ(parsed.value("flowsketch_flows_ended_undercount_bound_total"),
+                     precise.at("ended_undercount_bound").get<double>());
 }
 
 TEST(PrometheusExposition, NoFlowFamiliesWithoutTheLifecycle) {
