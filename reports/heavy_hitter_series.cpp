@@ -1,6 +1,7 @@
 #include "reports/heavy_hitter_series.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <tuple>
 
 #include "reports/key_format.hpp"
@@ -42,7 +43,8 @@ void HeavyHitterSeries::observe(const std::vector<const core::TopList*>& lists) 
         }
     }
     std::erase_if(keys_, [this](const auto& entry) {
-        return interval_ - entry.second.last_interval > staleness_ || entry.second.list >= floor_.size();
+        const Tracked& tracked = entry.second;
+        return interval_ - tracked.last_interval > staleness_ || tracked.list >= floor_.size();
     });
     if (keys_.size() <= cap_) return;
     // Over the cap: keep the current top (by rank, across lists), then the
@@ -51,8 +53,10 @@ void HeavyHitterSeries::observe(const std::vector<const core::TopList*>& lists) 
     entries.reserve(keys_.size());
     for (const auto& entry : keys_) entries.push_back(&entry);
     std::sort(entries.begin(), entries.end(), [this](const auto* a, const auto* b) {
-        return std::make_tuple(interval_ - a->second.last_interval, a->second.rank, a->second.list, a->first) <
-               std::make_tuple(interval_ - b->second.last_interval, b->second.rank, b->second.list, b->first);
+        const Tracked& x = a->second;
+        const Tracked& y = b->second;
+        return std::make_tuple(interval_ - x.last_interval, x.rank, x.list, std::cref(a->first)) <
+               std::make_tuple(interval_ - y.last_interval, y.rank, y.list, std::cref(b->first));
     });
     std::vector<std::string> dropped;
     for (std::size_t i = cap_; i < entries.size(); ++i) dropped.push_back(entries[i]->first);
@@ -64,15 +68,18 @@ std::vector<HeavyHitterSeries::Row> HeavyHitterSeries::rows() const {
     entries.reserve(keys_.size());
     for (const auto& entry : keys_) entries.push_back(&entry);
     std::sort(entries.begin(), entries.end(), [this](const auto* a, const auto* b) {
-        return std::make_tuple(a->second.list, interval_ - a->second.last_interval, a->second.rank, a->first) <
-               std::make_tuple(b->second.list, interval_ - b->second.last_interval, b->second.rank, b->first);
+        const Tracked& x = a->second;
+        const Tracked& y = b->second;
+        return std::make_tuple(x.list, interval_ - x.last_interval, x.rank, std::cref(a->first)) <
+               std::make_tuple(y.list, interval_ - y.last_interval, y.rank, std::cref(b->first));
     });
     std::vector<Row> rows;
     rows.reserve(entries.size());
     for (const auto* entry : entries) {
         const Tracked& tracked = entry->second;
         if (tracked.last_interval == interval_) {
-            rows.push_back(Row{entry->first, tracked.list, tracked.rank, tracked.estimate, tracked.lower});
+            rows.push_back(
+                Row{entry->first, tracked.list, tracked.rank, tracked.estimate, tracked.lower});
         } else {
             rows.push_back(Row{entry->first, tracked.list, 0, floor_[tracked.list], 0});
         }

@@ -18,9 +18,9 @@ namespace flowsketch::reports {
 class HeavyHitterSeries {
 public:
     struct Row {
-        std::string labels;     // rendered: {key="..",src="..",...} (no probe)
-        std::size_t list = 0;   // 0: the 5-tuple, then the extra key specs in order
-        std::size_t rank = 0;   // in the last interval's top, from 1; 0: it left the top
+        std::string labels;    // rendered: {key="..",src="..",...} (no probe)
+        std::size_t list = 0;  // 0: the 5-tuple, then the extra key specs in order
+        std::size_t rank = 0;  // in the last interval's top, from 1; 0: it left the top
         std::uint64_t estimate = 0;
         std::uint64_t lower = 0;
     };

@@ -11,7 +11,6 @@
 #include <stdexcept>
 #include <vector>
 
-
 namespace flowsketch::reports {
 namespace {
 
@@ -98,12 +97,13 @@ std::string render_labels(const std::vector<Label>& labels) {
 void render_heavy_hitters(FamilyWriter& writer, std::string_view unit,
                           const std::vector<HeavyHitterSeries::Row>& rows) {
     if (rows.empty()) return;
-    writer.family(fmt::format("flowsketch_heavy_hitter_{}", unit), "gauge",
-                  fmt::format("Last complete interval: Count-Min estimate of the {0} of a key in "
-                              "the top by {0}, never below the true count; for a key that left the "
-                              "top (rank 0), the smallest estimate in the top, which its count does "
-                              "not exceed",
-                              unit));
+    writer.family(
+        fmt::format("flowsketch_heavy_hitter_{}", unit), "gauge",
+        fmt::format("Last complete interval: Count-Min estimate of the {0} of a key in "
+                    "the top by {0}, never below the true count; for a key that left the "
+                    "top (rank 0), the smallest estimate in the top, which its count does "
+                    "not exceed",
+                    unit));
     for (const auto& row : rows) writer.sample(row.labels, row.estimate);
     writer.family(fmt::format("flowsketch_heavy_hitter_{}_lower", unit), "gauge",
                   fmt::format("Last complete interval: lower error bound of "
@@ -149,9 +149,9 @@ PrometheusExposition::PrometheusExposition(const ExpositionOptions& options) : o
     }
     if (options.heavy_hitter_series_cap < 1 ||
         options.heavy_hitter_series_cap > max_heavy_hitter_series_cap) {
-        throw std::invalid_argument(fmt::format("the heavy-hitter series cap must be 1 to {}, not {}",
-                                                max_heavy_hitter_series_cap,
-                                                options.heavy_hitter_series_cap));
+        throw std::invalid_argument(
+            fmt::format("the heavy-hitter series cap must be 1 to {}, not {}",
+                        max_heavy_hitter_series_cap, options.heavy_hitter_series_cap));
     }
 }
 
@@ -221,7 +221,8 @@ std::string PrometheusExposition::render() const {
     writer.family("flowsketch_frames_total", "counter",
                   "Whole run: frames read (after the BPF filter), keyed or not");
     writer.sample("", totals_.frames);
-    writer.family("flowsketch_packets_total", "counter", "Whole run: IP packets keyed to a flow; exact");
+    writer.family("flowsketch_packets_total", "counter",
+                  "Whole run: IP packets keyed to a flow; exact");
     writer.sample("", totals_.packets);
     writer.family("flowsketch_bytes_total", "counter",
                   "Whole run: on-wire bytes of the IP packets keyed to a flow; exact");
@@ -279,9 +280,10 @@ std::string PrometheusExposition::render() const {
     interface_family("flowsketch_interface_packets_received_total",
                      "Whole run: packets the capture received on the interface (libpcap ps_recv)",
                      &InterfaceTotals::received);
-    interface_family("flowsketch_interface_packets_dropped_total",
-                     "Whole run: packets the kernel dropped for lack of buffer space (libpcap ps_drop)",
-                     &InterfaceTotals::dropped);
+    interface_family(
+        "flowsketch_interface_packets_dropped_total",
+        "Whole run: packets the kernel dropped for lack of buffer space (libpcap ps_drop)",
+        &InterfaceTotals::dropped);
     interface_family("flowsketch_interface_packets_if_dropped_total",
                      "Whole run: packets the interface or driver dropped (libpcap ps_ifdrop)",
                      &InterfaceTotals::if_dropped);
@@ -290,8 +292,9 @@ std::string PrometheusExposition::render() const {
     const Report& last = *gauges_;
     const SketchDescription& sketch = last.sketch;
 
-    writer.family("flowsketch_sketch_info", "gauge",
-                  "Configuration: Count-Min sketch parameters (constant 1; the parameters are the labels)");
+    writer.family(
+        "flowsketch_sketch_info", "gauge",
+        "Configuration: Count-Min sketch parameters (constant 1; the parameters are the labels)");
     writer.sample(render_labels({
                       {"variant", sketch.variant},
                       {"epsilon", format_double(sketch.epsilon)},
@@ -335,7 +338,8 @@ std::string PrometheusExposition::render() const {
                   "1 if an input ended early or was damaged (counts cover what was read)");
     writer.sample("", std::uint64_t{last.truncated ? 1U : 0U});
     writer.family("flowsketch_counts_are_lower_bounds", "gauge",
-                  "Last complete interval: 1 if frames were dropped before flowsketch saw them (counts are lower bounds)");
+                  "Last complete interval: 1 if frames were dropped before flowsketch saw them "
+                  "(counts are lower bounds)");
     writer.sample("", std::uint64_t{last.counts_are_lower_bounds ? 1U : 0U});
 
     if (last.has_flows) {
@@ -356,7 +360,8 @@ std::string PrometheusExposition::render() const {
         writer.family("flowsketch_interval_flows_new_upper", "gauge",
                       "Last complete interval: upper bound of flowsketch_interval_flows_new "
                       "(holds with probability 0.999)");
-        writer.sample("", static_cast<double>(flows.new_flows) + whole_bound(flows.new_undercount_bound));
+        writer.sample(
+            "", static_cast<double>(flows.new_flows) + whole_bound(flows.new_undercount_bound));
         writer.family("flowsketch_interval_flows_expired", "gauge",
                       "Last complete interval: flows whose idle timeout ran out (an estimate)");
         writer.sample("", flows.expired);
@@ -375,21 +380,26 @@ std::string PrometheusExposition::render() const {
         writer.family("flowsketch_interval_flows_ended_upper", "gauge",
                       "Last complete interval: upper bound of flowsketch_interval_flows_ended "
                       "(holds with probability 0.999)");
-        writer.sample("", static_cast<double>(flows.ended) + whole_bound(flows.ended_undercount_bound));
+        writer.sample("",
+                      static_cast<double>(flows.ended) + whole_bound(flows.ended_undercount_bound));
         writer.family("flowsketch_seen_filter_false_positive_rate", "gauge",
-                      "Last complete interval: false-positive rate of the seen-flow filter at its end (new flows it misses)");
+                      "Last complete interval: false-positive rate of the seen-flow filter at its "
+                      "end (new flows it misses)");
         writer.sample("", flows.fpr);
-        writer.family("flowsketch_seen_filter_max_false_positive_rate", "gauge",
-                      "Last complete interval: highest false-positive rate of the seen-flow filter");
+        writer.family(
+            "flowsketch_seen_filter_max_false_positive_rate", "gauge",
+            "Last complete interval: highest false-positive rate of the seen-flow filter");
         writer.sample("", flows.max_fpr);
         writer.family("flowsketch_seen_filter_target_false_positive_rate", "gauge",
                       "Configuration: false-positive rate the seen-flow filter was sized for");
         writer.sample("", flows.target_fpr);
-        writer.family("flowsketch_seen_filter_overfilled", "gauge",
-                      "Last complete interval: 1 if more flows were active than the filter was sized for");
+        writer.family(
+            "flowsketch_seen_filter_overfilled", "gauge",
+            "Last complete interval: 1 if more flows were active than the filter was sized for");
         writer.sample("", std::uint64_t{flows.overfilled ? 1U : 0U});
-        writer.family("flowsketch_flow_tracking_info", "gauge",
-                      "Configuration: flow lifecycle parameters (constant 1; the parameters are the labels)");
+        writer.family(
+            "flowsketch_flow_tracking_info", "gauge",
+            "Configuration: flow lifecycle parameters (constant 1; the parameters are the labels)");
         writer.sample(render_labels({
                           {"seen_filter", last.flows.seen_filter},
                           {"generations", std::to_string(last.flows.generations)},

@@ -99,8 +99,8 @@ private:
     std::map<std::string, InterfaceTotals> interfaces_;  // by name; live capture only
     std::uint64_t interval_reports_ = 0;
     std::uint64_t final_reports_ = 0;
-    bool gauges_complete_ = false;       // gauges_ is a complete interval (or the whole run)
-    std::optional<Report> gauges_;       // the report the gauges describe
+    bool gauges_complete_ = false;  // gauges_ is a complete interval (or the whole run)
+    std::optional<Report> gauges_;  // the report the gauges describe
     // The heavy-hitter series of each ranking.
     HeavyHitterSeries by_packets_{options_.max_heavy_hitters, options_.staleness_intervals,
                                   options_.heavy_hitter_series_cap};

@@ -12,7 +12,8 @@ namespace flowsketch::reports {
 namespace {
 
 core::HeavyHitter flow(std::uint32_t host, std::uint64_t estimate, std::uint64_t lower) {
-    return core::HeavyHitter{core::FlowKey::ipv4(0x0A000000 + host, 0x0A0000FE, 1000, 53, 17), estimate, lower};
+    return core::HeavyHitter{core::FlowKey::ipv4(0x0A000000 + host, 0x0A0000FE, 1000, 53, 17),
+                             estimate, lower};
 }
 
 std::string labels_of(std::uint32_t host) {
@@ -25,12 +26,14 @@ core::TopList top(std::vector<core::HeavyHitter> rows) {
 
 std::map<std::string, HeavyHitterSeries::Row> by_labels(const HeavyHitterSeries& series) {
     std::map<std::string, HeavyHitterSeries::Row> rows;
-    for (const auto& row : series.rows()) EXPECT_TRUE(rows.emplace(row.labels, row).second) << row.labels;
+    for (const auto& row : series.rows())
+        EXPECT_TRUE(rows.emplace(row.labels, row).second) << row.labels;
     return rows;
 }
 
 TEST(HeavyHitterSeries, LabelsAreTheKeysFieldsWithoutRank) {
-    EXPECT_EQ(labels_of(7), R"({src="10.0.0.7",dst="10.0.0.254",sport="1000",dport="53",proto="udp"})");
+    EXPECT_EQ(labels_of(7),
+              R"({src="10.0.0.7",dst="10.0.0.254",sport="1000",dport="53",proto="udp"})");
     const core::KeySpec spec = core::KeySpec::parse("dst/24");
     EXPECT_EQ(heavy_hitter_labels(core::HeavyHitter{spec.apply(flow(7, 0, 0).key), 1, 0}, spec),
               R"({key="dst/24,64",dst="10.0.0.0/24"})");
@@ -56,7 +59,8 @@ TEST(HeavyHitterSeries, AKeyThatLeftTheTopStaysForTheStalenessAtTheFloorThenEnds
     HeavyHitterSeries series(2, 2, 1000);
     const core::TopList with_key = top({flow(1, 90, 80), flow(2, 50, 40)});
     series.observe({&with_key});
-    const core::TopList without = top({flow(3, 70, 60), flow(2, 20, 10), flow(4, 5, 0)});  // host 4: beyond 2
+    const core::TopList without =
+        top({flow(3, 70, 60), flow(2, 20, 10), flow(4, 5, 0)});  // host 4: beyond 2
     for (int interval = 1; interval <= 2; ++interval) {
         series.observe({&without});
         const auto rows = by_labels(series);
@@ -94,7 +98,8 @@ TEST(HeavyHitterSeries, NeverMoreThanTheCapAndTheTopGoesFirst) {
     std::size_t most = 0;
     for (std::uint32_t interval = 0; interval < 20; ++interval) {
         std::vector<core::HeavyHitter> rows;
-        for (std::uint32_t i = 0; i < 10; ++i) rows.push_back(flow(interval * 10 + i, 100 - i, 90 - i));
+        for (std::uint32_t i = 0; i < 10; ++i)
+            rows.push_back(flow(interval * 10 + i, 100 - i, 90 - i));
         const core::TopList list = top(rows);
         series.observe({&list});
         most = std::max(most, series.size());
@@ -118,7 +123,9 @@ TEST(HeavyHitterSeries, CapBelowTheTopKeepsTheBestRanksOfEveryList) {
     HeavyHitterSeries series(10, 3, 3);
     const core::KeySpec spec = core::KeySpec::parse("dst/24");
     const core::TopList five_tuple = top({flow(1, 9, 8), flow(2, 8, 7), flow(3, 7, 6)});
-    const core::TopList keyed{spec, core::Weight::packets, 100,
+    const core::TopList keyed{spec,
+                              core::Weight::packets,
+                              100,
                               {core::HeavyHitter{spec.apply(flow(1, 0, 0).key), 30, 20}}};
     series.observe({&five_tuple, &keyed});
     const auto rows = series.rows();
