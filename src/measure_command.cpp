@@ -425,6 +425,14 @@ int run_measure(const MeasureOptions& options) {
         return fail(exit_usage_error, e.what());
     }
     config.limits.decapsulate_tunnels = options.tunnels == "inner";
+    for (const core::KeySpec& spec : config.measurement.extra_keys) {
+        if (spec.keeps_tunnel() && !config.limits.decapsulate_tunnels) {
+            return fail(exit_usage_error,
+                        fmt::format("--key {}: the tunnel endpoints and ids are read when tunnels are looked "
+                                    "into; it needs --tunnels inner",
+                                    spec.name()));
+        }
+    }
     config.measurement.top_k = options.top;
     config.measurement.track_flows = !options.no_flows;
     config.measurement.lifecycle.max_flows = options.max_flows;

@@ -155,7 +155,8 @@ private:
     }
     void decode(const capture::Frame& frame, int link_type) {
         const capture::SkipReason reason =
-            decode_into(batch_, link_type, frame, limits_, interval_.tunnels);
+            tagged_ ? decode_into(batch_, batch_tags_, link_type, frame, limits_, interval_.tunnels)
+                    : decode_into(batch_, link_type, frame, limits_, interval_.tunnels);
         if (reason != capture::SkipReason::none) {
             ++interval_.skipped[static_cast<std::size_t>(reason)];
             return;
@@ -192,6 +193,9 @@ private:
     core::FlowMeasurement measurement_;
     capture::DecodeLimits limits_;
     std::vector<core::PacketRecord> batch_;
+    // batch_'s tunnel tags, when a key spec reads them (tagged_); else empty.
+    std::vector<core::TunnelTag> batch_tags_;
+    bool tagged_ = false;
     std::size_t batch_limit_ = batch_capacity;
     // --threads 2: frames for the worker to decode, and what keeps their
     // bytes. A batch is filled either here or in batch_, never both.
