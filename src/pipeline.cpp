@@ -217,6 +217,16 @@ std::size_t Pipeline::add_file_interface(const reports::FileInterfaceReport& int
     return interval_.source_frames.size() - 1;
 }
 
+void Pipeline::set_file_interface_statistics(std::size_t source, std::optional<std::uint64_t> if_received,
+                                             std::optional<std::uint64_t> if_dropped,
+                                             std::optional<std::uint64_t> os_dropped) {
+    const std::size_t i = source - config_.interface_names.size();
+    if (source < config_.interface_names.size() || i >= file_interfaces_.size()) return;
+    file_interfaces_[i].if_received = if_received;
+    file_interfaces_[i].if_dropped = if_dropped;
+    file_interfaces_[i].os_dropped = os_dropped;
+}
+
 void Pipeline::note_damage(const std::string& message) {
     truncated_ = true;
     warnings_.push_back(message);

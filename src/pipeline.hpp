@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,6 +86,11 @@ public:
     /// list_file_interfaces() was called (a file has several).
     std::size_t add_file_interface(const reports::FileInterfaceReport& interface);
     void list_file_interfaces() noexcept { list_file_interfaces_ = true; }
+    /// The counters a file interface's Interface Statistics Blocks gave so
+    /// far (the last block's), shown in the reports from now on.
+    void set_file_interface_statistics(std::size_t source, std::optional<std::uint64_t> if_received,
+                                       std::optional<std::uint64_t> if_dropped,
+                                       std::optional<std::uint64_t> os_dropped);
     /// Frames of a file interface not counted: the filter does not compile for its link type.
     void note_unfiltered(std::size_t source, std::uint64_t frames) {
         interval_.source_unfiltered[source] += frames;
