@@ -598,8 +598,9 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     }
     app.add_option("--key", options->keys,
                    "Also rank keys by SPEC (repeatable): 5tuple, src, dst, pair, src/N[,M], dst/N[,M] "
-                   "(IPv4 and IPv6 prefix lengths; IPv6 /64 unless given), sport, dport, proto, vlan; "
-                   "SPEC+vlan also keeps the outer VLAN id (dst+vlan); "
+                   "(IPv4 and IPv6 prefix lengths; IPv6 /64 unless given), sport, dport, proto, vlan, "
+                   "vni (VXLAN/Geneve VNI or GRE key), tunnel (outermost tunnel's endpoints and type); "
+                   "SPEC+vlan also keeps the outer VLAN id (dst+vlan), SPEC+vni the tunnel id (dst+vni; not 5tuple); "
                    "SPEC:distinct=FIELD also counts each key's distinct src, dst, sport, dport or proto")
         ->type_name("SPEC")
         ->allow_extra_args(false);
