@@ -31,12 +31,15 @@ std::string format_address(const core::FlowKey& key, bool source, const core::Ke
 
 std::vector<KeyFieldText> key_fields(const core::FlowKey& key, const core::KeySpec& spec) {
     std::vector<KeyFieldText> fields;
-    if (spec.has(core::key_src)) fields.push_back({"src", format_address(key, true, spec), false});
-    if (spec.has(core::key_dst)) fields.push_back({"dst", format_address(key, false, spec), false});
+    // The `tunnel` key's addresses are the outer endpoints, whole.
+    if (spec.has(core::key_src) || spec.is_tunnel()) fields.push_back({"src", format_address(key, true, spec), false});
+    if (spec.has(core::key_dst) || spec.is_tunnel()) fields.push_back({"dst", format_address(key, false, spec), false});
     if (spec.has(core::key_sport)) fields.push_back({"sport", std::to_string(key.src_port), true});
     if (spec.has(core::key_dport)) fields.push_back({"dport", std::to_string(key.dst_port), true});
     if (spec.has(core::key_proto)) fields.push_back({"proto", std::to_string(key.protocol), true});
     if (spec.has(core::key_vlan)) fields.push_back({"vlan", std::to_string(key.vlan), true});
+    if (spec.is_tunnel()) fields.push_back({"tunnel", std::string(core::tunnel_code_name(key.protocol)), false});
+    if (spec.has(core::key_vni)) fields.push_back({"vni", std::to_string(spec.vni_of(key)), true});
     return fields;
 }
 

@@ -21,13 +21,15 @@ std::string format_address(const core::FlowKey& key, bool source, const core::Ke
 
 /// One field of a key as an output writes it.
 struct KeyFieldText {
-    std::string_view name;  // "src", "dst", "sport", "dport", "proto", "vlan"
+    std::string_view name;  // "src", "dst", "sport", "dport", "proto", "vlan", "tunnel", "vni"
     std::string text;       // address text, or the number in decimal
     bool numeric = false;   // a number (unquoted in JSON)
 };
 
-/// The fields `spec` keeps, in the order src, dst, sport, dport, proto, vlan;
-/// the protocol as its number, the VLAN id in decimal (0: untagged).
+/// The fields `spec` keeps, in the order src, dst, sport, dport, proto, vlan,
+/// tunnel, vni; the protocol as its number, the VLAN id in decimal (0:
+/// untagged), the tunnel type by name ("vxlan"; the `tunnel` key, whose src
+/// and dst are the outer endpoints), the tunnel id in decimal (0: none).
 std::vector<KeyFieldText> key_fields(const core::FlowKey& key, const core::KeySpec& spec);
 
 /// "address" or "address:port" ("[v6]:port"): one side of a 5-tuple for people.

@@ -171,6 +171,8 @@ void PrometheusExposition::observe(const Report& report) {
     add(totals_.packets, report.packets);
     add(totals_.bytes, report.bytes);
     for (const auto& skip : report.skipped) add(totals_.skipped[skip.name], skip.count);
+    for (const auto& tunnel : report.tunnels.inner) add(totals_.tunnels[tunnel.name], tunnel.count);
+    for (const auto& reason : report.tunnels.outer_keyed) add(totals_.tunnels_outer_keyed[reason.name], reason.count);
     if (report.has_flows) {
         totals_.has_flows = true;
         const core::FlowCounts& flows = report.flows.counts;
@@ -187,6 +189,9 @@ void PrometheusExposition::observe(const Report& report) {
         add(totals.received, interface.received);
         add(totals.dropped, interface.dropped);
         add(totals.if_dropped, interface.if_dropped);
+    }
+    for (const auto& interface : report.file_interfaces) {
+        add(file_interface_frames_[{interface.file, interface.name}], interface.frames);
     }
 
     // The gauges take a complete interval; else, until there is one, what
@@ -234,6 +239,17 @@ std::string PrometheusExposition::render() const {
             writer.sample(render_labels({{"reason", reason}}), count);
         }
     }
+    if (!totals_.tunnels.empty()) {
+        writer.family("flowsketch_tunnelled_frames_total", "counter",
+                      "Whole run: frames keyed by an inner flow, by tunnel type crossed");
+        for (const auto& [type, count] : totals_.tunnels) writer.sample(render_labels({{"type", type}}), count);
+        writer.family("flowsketch_tunnel_outer_keyed_frames_total", "counter",
+                      "Whole run: frames keyed by the header that carried a tunnel, as its inner packet could not be "
+                      "keyed, by reason");
+        for (const auto& [reason, count] : totals_.tunnels_outer_keyed) {
+            writer.sample(render_labels({{"reason", reason}}), count);
+        }
+    }
     writer.family("flowsketch_reports_total", "counter", "Whole run: reports completed, by kind");
     writer.sample(render_labels({{"kind", "interval"}}), interval_reports_);
     writer.sample(render_labels({{"kind", "final"}}), final_reports_);
@@ -274,9 +290,17 @@ std::string PrometheusExposition::render() const {
             writer.sample(render_labels({{"interface", interface}}), totals.*field);
         }
     };
-    interface_family("flowsketch_interface_frames_total",
-                     "Whole run: frames flowsketch read from the interface (after the filter)",
-                     &InterfaceTotals::frames);
+    // Live interfaces, then the interfaces of replayed pcapng files (with their file).
+    if (!interfaces_.empty() || !file_interface_frames_.empty()) {
+        writer.family("flowsketch_interface_frames_total", "counter",
+                      "Whole run: frames flowsketch read from the interface (after the filter)");
+        for (const auto& [interface, totals] : interfaces_) {
+            writer.sample(render_labels({{"interface", interface}}), totals.frames);
+        }
+        for (const auto& [file_and_name, frames] : file_interface_frames_) {
+            writer.sample(render_labels({{"interface", file_and_name.second}, {"file", file_and_name.first}}), frames);
+        }
+    }
     interface_family("flowsketch_interface_packets_received_total",
                      "Whole run: packets the capture received on the interface (libpcap ps_recv)",
                      &InterfaceTotals::received);

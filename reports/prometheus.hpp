@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <utility>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,6 +80,8 @@ private:
         std::uint64_t packets = 0;
         std::uint64_t bytes = 0;
         std::map<std::string, std::uint64_t> skipped;  // sorted: a stable output order
+        std::map<std::string, std::uint64_t> tunnels;  // by type; empty until a report met a tunnel
+        std::map<std::string, std::uint64_t> tunnels_outer_keyed;  // by reason, likewise
         bool has_flows = false;                        // some report carried the flow lifecycle
         std::uint64_t flows_new = 0;
         double flows_new_undercount_bound = 0;  // sums of per-interval bounds
@@ -97,6 +100,8 @@ private:
     ExpositionOptions options_;
     Totals totals_;
     std::map<std::string, InterfaceTotals> interfaces_;  // by name; live capture only
+    // Replays of multi-interface pcapng files: frames per (file, interface name).
+    std::map<std::pair<std::string, std::string>, std::uint64_t> file_interface_frames_;
     std::uint64_t interval_reports_ = 0;
     std::uint64_t final_reports_ = 0;
     bool gauges_complete_ = false;  // gauges_ is a complete interval (or the whole run)

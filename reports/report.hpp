@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,11 @@ struct FileInterfaceReport {
     std::uint64_t frames = 0;  // frames read from it (after the filter)
     std::uint64_t unsupported_link_type = 0;  // of them, not decoded: link type not decoded
     std::uint64_t unfiltered = 0;  // not counted: the filter does not compile for its link type
+    /// The file's own counters for the interface (its last Interface
+    /// Statistics Block), where the file has them.
+    std::optional<std::uint64_t> if_received;
+    std::optional<std::uint64_t> if_dropped;
+    std::optional<std::uint64_t> os_dropped;
 };
 
 struct Report {

@@ -15,6 +15,8 @@ generated-malformed-tunnels.pcap.reasons.tsv.
   generated-pppoe-compressed.pcap PPPoE with the one-byte (compressed) PPP protocol field
   generated-deep-nesting.pcap     IP in IP and GRE nested 6 deep (beyond the depth limit of 4)
   generated-malformed-tunnels.pcap tunnel headers cut short, wrong versions, bad lengths
+  generated-tenants.pcap          two tenants with the same inner addresses on two VXLAN VNIs
+                                  and two GRE keys, and one untunnelled frame to that address
 
 Usage: scripts/make_tunnel_captures.py   (python3-scapy; deterministic output)
 """
@@ -184,6 +186,24 @@ def malformed() -> tuple[list, list[tuple[int, str]]]:
     return frames, [(i + 1, reason) for i, (_, reason) in enumerate(cases)]
 
 
+def tenants() -> list:
+    """The same inner flow (192.168.0.1 -> 192.168.0.10, TCP 40000 -> 80) in four tenants:
+    VXLAN VNI 100 (3 frames, from 10.0.0.1) and 200 (5 frames, from 10.0.0.3) to 10.0.0.2,
+    GRE key 7 (2 frames) and key 9 (4 frames) between 10.0.1.1 and 10.0.1.2; then the same
+    flow untunnelled (1 frame)."""
+    inner = IP(src="192.168.0.1", dst="192.168.0.10") / tcp(40000, 80)
+    frames = []
+    for vni, src, count in [(100, "10.0.0.1", 3), (200, "10.0.0.3", 5)]:
+        for _ in range(count):
+            frames.append(outer4(src=src, dst="10.0.0.2") / UDP(sport=50000, dport=4789) / VXLAN(vni=vni) /
+                          Ether(**IMAC) / inner)
+    for key, count in [(7, 2), (9, 4)]:
+        for _ in range(count):
+            frames.append(outer4(src="10.0.1.1", dst="10.0.1.2") / GRE(key_present=1, key=key, proto=0x0800) / inner)
+    frames.append(Ether(**MAC) / inner)
+    return frames
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     for name, frames in [
@@ -194,6 +214,7 @@ def main() -> None:
         ("generated-gtp-extensions.pcap", gtp_extensions()),
         ("generated-pppoe-compressed.pcap", pppoe_compressed()),
         ("generated-deep-nesting.pcap", deep_nesting()),
+        ("generated-tenants.pcap", tenants()),
     ]:
         wrpcap(str(OUT / name), stamp(frames))
     frames, reasons = malformed()

@@ -22,7 +22,13 @@ carried it. Truth files of captures without tunnels are the same either way.
 
 tshark is a development-time tool: tests read the committed .truth.tsv files, not tshark.
 
+With --tunnel-key, writes <capture>.tunnel.truth.tsv instead: the frames keyed through a tunnel
+(as --innermost, at most 4 deep) counted by the outermost tunnel's endpoints (the outermost IP
+header's addresses) and type, and by the id of the innermost tunnel crossed that has one (VXLAN or
+Geneve VNI, GRE key; 0 when none): flowsketch's `--key tunnel+vni` (docs/keys.md).
+
 Usage: scripts/tshark_truth.py [--innermost] [--max-depth N] [--suffix S] [CAPTURE ...]
+       scripts/tshark_truth.py --tunnel-key CAPTURE ...
        (default: every pcaps/*.pcap and *.pcapng, outermost, written to <capture>.truth.tsv;
        --suffix .outer.truth.tsv writes <capture>.outer.truth.tsv instead)
 """
@@ -70,10 +76,15 @@ UDP_TUNNELS = ("vxlan", "geneve", "gtp")
 HEADER = "proto\tsrc\tdst\tsport\tdport\tpackets\tbytes"
 
 
-def tshark_command(capture: pathlib.Path) -> list[str]:
+# The tunnel ids, read by --tunnel-key only.
+TUNNEL_ID_FIELDS = {"vxlan": "vxlan.vni", "geneve": "geneve.vni", "gre": "gre.key"}
+TUNNEL_HEADER = "type\tsrc\tdst\tvni\tpackets\tbytes"
+
+
+def tshark_command(capture: pathlib.Path, fields: list[str] = FIELDS) -> list[str]:
     cmd = ["tshark", "-n", "-r", str(capture), *TSHARK_PREFS, "-T", "fields",
            "-E", "separator=/t", "-E", "occurrence=a", "-E", "aggregator=,"]
-    for field in FIELDS:
+    for field in fields:
         cmd += ["-e", field]
     return cmd
 
@@ -166,6 +177,101 @@ def flow_of(line: str, max_depth: int = 0) -> tuple[int, tuple | None]:
     return frame_len, (proto, ipaddress.ip_address(src), ipaddress.ip_address(dst), sport, dport)
 
 
+def tunnel_of(line: str, max_depth: int = 4) -> tuple[int, tuple | None]:
+    """(frame length, (type, outer src, outer dst, id) or None when the frame is not keyed
+    through a tunnel) from one line of tshark_command(capture, FIELDS + tunnel id fields)."""
+    fields = FIELDS + list(TUNNEL_ID_FIELDS.values())
+    parts = line.rstrip("\n").split("\t")
+    if len(parts) != len(fields):
+        raise ValueError(f"unexpected tshark line: {line!r}")
+    values = {f: (p.split(",") if p else []) for f, p in zip(fields, parts)}
+    frame_len = int(values["frame.len"][0])
+    layers = values["frame.protocols"][0].split(":")
+    outer = next((i for i, name in enumerate(layers) if name in ("ip", "ipv6")), None)
+    if outer is None:
+        return frame_len, None
+
+    def upper_layer(ip: int) -> int:
+        pos = ip + 1
+        while pos < len(layers) and layers[pos] in IPV6_EXTENSIONS:
+            pos += 1
+        return pos
+
+    def tunnel_type(pos: int) -> str:
+        name = layers[pos]
+        if name in ("ip", "ipv6"):
+            return "ip_in_ip"
+        if name == "gre":
+            return "erspan" if pos + 1 < len(layers) and layers[pos + 1] == "erspan" else "gre"
+        return {"vxlan": "vxlan", "geneve": "geneve", "gtp": "gtp_u"}[layers[pos + 1]]
+
+    def tunnel_id(pos: int) -> int | None:
+        name = layers[pos] if layers[pos] != "udp" else layers[pos + 1]
+        if name not in TUNNEL_ID_FIELDS or tunnel_type(pos) == "erspan":
+            return None
+        found = values[TUNNEL_ID_FIELDS[name]]
+        if name == "gre" and len(found) != layers.count("gre"):
+            if layers.count("gre") == 1:
+                return int(found[0], 0) if found else None
+            raise ValueError(f"GRE keys of nested GRE tunnels cannot be matched to them: {line!r}")
+        return int(found[layers[:pos + (1 if name != "gre" else 0)].count(name)], 0)
+
+    n = layers[:outer].count(layers[outer])
+    family = "ip" if layers[outer] == "ip" else "ipv6"
+    src = ipaddress.ip_address(occurrence(values, f"{family}.src", n))
+    dst = ipaddress.ip_address(occurrence(values, f"{family}.dst", n))
+    first_type = None
+    vni = 0
+    ip = outer
+    for _ in range(max_depth):
+        start = upper_layer(ip)
+        inner = tunnelled_ip(layers, start)
+        if inner is None:
+            break
+        if first_type is None:
+            first_type = tunnel_type(start)
+        tunnel_vni = tunnel_id(start)
+        if tunnel_vni is not None:
+            vni = tunnel_vni  # deeper tunnels come later: the innermost with an id wins
+        ip = inner
+    if first_type is None:
+        return frame_len, None
+    return frame_len, (first_type, src, dst, vni)
+
+
+def tunnel_truth_for(capture: pathlib.Path, version: str) -> tuple[str, int]:
+    cmd = tshark_command(capture, FIELDS + list(TUNNEL_ID_FIELDS.values()))
+    run = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    tunnels: dict[tuple, list[int]] = collections.defaultdict(lambda: [0, 0])
+    frames = tunnelled = 0
+    for line in run.stdout.splitlines():
+        if not line:
+            continue
+        frame_len, key = tunnel_of(line)
+        frames += 1
+        if key is None:
+            continue
+        tunnelled += 1
+        tunnels[key][0] += 1
+        tunnels[key][1] += frame_len
+    shown = [c if c != str(capture) else f"pcaps/{capture.name}" for c in cmd]
+    lines = [
+        f"# tunnel-key truth for {capture.name}, generated by scripts/tshark_truth.py --tunnel-key",
+        "# frames keyed through a tunnel (at most 4 deep), by the outermost tunnel's type and endpoints",
+        "# and the innermost tunnel id (VXLAN/Geneve VNI, GRE key; 0: none)",
+        f"# tshark: {version}",
+        f"# command: {shlex.join(shown)}",
+        f"# frames {frames}",
+        f"# tunnelled {tunnelled}",
+        f"# keys {len(tunnels)}",
+        TUNNEL_HEADER,
+    ]
+    for (kind, src, dst, vni), (packets, nbytes) in sorted(
+            tunnels.items(), key=lambda item: (-item[1][0], item[0][0], int(item[0][1]), int(item[0][2]), item[0][3])):
+        lines.append(f"{kind}\t{src}\t{dst}\t{vni}\t{packets}\t{nbytes}")
+    return "\n".join(lines) + "\n", len(tunnels)
+
+
 def sort_key(item: tuple[tuple, list[int]]) -> tuple:
     """Packets descending, then the key: proto, src, dst (IPv4 before IPv6, numeric), ports."""
     (proto, src, dst, sport, dport), (packets, _) = item
@@ -211,6 +317,15 @@ def truth_for(capture: pathlib.Path, version: str, max_depth: int = 0) -> tuple[
 def main(argv: list[str]) -> int:
     max_depth = 0
     args = list(argv)
+    if "--tunnel-key" in args:
+        args.remove("--tunnel-key")
+        version = tshark_version()
+        for capture in (pathlib.Path(a) for a in args):
+            text, nkeys = tunnel_truth_for(capture, version)
+            out = capture.with_name(capture.name + ".tunnel.truth.tsv")
+            out.write_text(text)
+            print(f"{out.name}: {nkeys} tunnel keys", file=sys.stderr)
+        return 0
     if "--innermost" in args:
         args.remove("--innermost")
         max_depth = 4

@@ -427,6 +427,14 @@ int run_measure(const MeasureOptions& options) {
         return fail(exit_usage_error, e.what());
     }
     config.limits.decapsulate_tunnels = options.tunnels == "inner";
+    for (const core::KeySpec& spec : config.measurement.extra_keys) {
+        if (spec.keeps_tunnel() && !config.limits.decapsulate_tunnels) {
+            return fail(exit_usage_error,
+                        fmt::format("--key {}: the tunnel endpoints and ids are read when tunnels are looked "
+                                    "into; it needs --tunnels inner",
+                                    spec.name()));
+        }
+    }
     config.measurement.top_k = options.top;
     config.measurement.track_flows = !options.no_flows;
     config.measurement.lifecycle.max_flows = options.max_flows;
@@ -595,8 +603,9 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     }
     app.add_option("--key", options->keys,
                    "Also rank keys by SPEC (repeatable): 5tuple, src, dst, pair, src/N[,M], dst/N[,M] "
-                   "(IPv4 and IPv6 prefix lengths; IPv6 /64 unless given), sport, dport, proto, vlan; "
-                   "SPEC+vlan also keeps the outer VLAN id (dst+vlan); "
+                   "(IPv4 and IPv6 prefix lengths; IPv6 /64 unless given), sport, dport, proto, vlan, "
+                   "vni (VXLAN/Geneve VNI or GRE key), tunnel (outermost tunnel's endpoints and type); "
+                   "SPEC+vlan also keeps the outer VLAN id (dst+vlan), SPEC+vni the tunnel id (dst+vni; not 5tuple); "
                    "SPEC:distinct=FIELD also counts each key's distinct src, dst, sport, dport or proto")
         ->type_name("SPEC")
         ->allow_extra_args(false);

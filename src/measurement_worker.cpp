@@ -119,19 +119,22 @@ void MeasurementWorker::run() {
         if (stopping_.load(std::memory_order_relaxed)) return;  // ordered by the acquire above
         Batch& batch = ring_[next % ring_size];
         if (!batch.frames.empty()) {
+            const bool tagged = measurement_.keys_tunnel();
             for (const capture::Frame& frame : batch.frames) {
                 const capture::SkipReason reason =
-                    decode_into(batch.packets, batch.link_type, frame, limits_, tunnels_);
+                    tagged ? decode_into(batch.packets, batch.tags, batch.link_type, frame, limits_, tunnels_)
+                           : decode_into(batch.packets, batch.link_type, frame, limits_, tunnels_);
                 if (reason != capture::SkipReason::none) ++skipped_[static_cast<std::size_t>(reason)];
             }
             batch.frames.clear();  // the submitter lets go of batch.storage (release_storage)
         }
         if (batch.hashed) {
-            measurement_.add_prepared(batch.packets, batch.prepared);
+            measurement_.add_prepared(batch.packets, batch.prepared, batch.tags);
         } else {
-            measurement_.add_batch(batch.packets);  // hashes chunk by chunk, as one thread does
+            measurement_.add_batch(batch.packets, batch.tags);  // hashes chunk by chunk, as one thread does
         }
         batch.packets.clear();
+        batch.tags.clear();
         added_.store(next + 1, std::memory_order_release);
         added_.notify_one();
     }

@@ -53,6 +53,25 @@ inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int
     record.wire_length = frame.wire_length;
     return reason;
 }
+/// The same, also appending the frame's tunnel tag to `tags` when it carries
+/// a flow (tags[i] is out[i]'s), for a `tunnel` or `+vni` key spec.
+inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out,
+                                       std::vector<core::TunnelTag>& tags, int link_type,
+                                       const capture::Frame& frame, const capture::DecodeLimits& limits,
+                                       capture::TunnelCounts& tunnels) noexcept {
+    core::PacketRecord& record = out.emplace_back();
+    core::TunnelTag& tag = tags.emplace_back();
+    const capture::SkipReason reason = capture::decode_frame(
+        link_type, frame.data, frame.captured_length, record, limits, tunnels, tag);
+    if (reason != capture::SkipReason::none) {
+        out.pop_back();
+        tags.pop_back();
+        return reason;
+    }
+    record.timestamp_ns = frame.timestamp_ns;
+    record.wire_length = frame.wire_length;
+    return reason;
+}
 inline capture::SkipReason decode_into(std::vector<core::PacketRecord>& out, int link_type,
                                        const capture::Frame& frame,
                                        const capture::DecodeLimits& limits) noexcept {
@@ -82,6 +101,7 @@ public:
 
     struct Batch {
         std::vector<core::PacketRecord> packets;
+        std::vector<core::TunnelTag> tags;  // one per packet when the measurement keys_tunnel(), else empty
         core::FlowMeasurement::PreparedBatch prepared;  // of packets, when `hashed`
         bool hashed = false;  // false: the worker hashes the keys itself
         /// Frames for the worker to decode (link type `link_type`) into

@@ -73,12 +73,15 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
     }
     // A +vlan key spec needs the VLAN id in the key; otherwise it stays 0.
     limits_.outer_vlan = limits_.outer_vlan || measurement_.keys_vlan();
+    // A `tunnel` or `+vni` key spec reads each packet's tunnel tag.
+    tagged_ = measurement_.keys_tunnel();
     if (config.threads == 2) {
         batch_limit_ = threaded_batch_capacity;
         worker_ = std::make_unique<MeasurementWorker>(measurement_, limits_);
         deferred_.reserve(batch_limit_);
     }
     batch_.reserve(batch_limit_);
+    if (tagged_) batch_tags_.reserve(batch_limit_);
     const std::size_t sources = config.interface_names.size();
     for (Counters* counters : {&interval_, &total_}) {
         counters->source_frames.assign(sources, 0);
@@ -151,7 +154,9 @@ void Pipeline::flush_batch() {
     if (worker_ && !alone_) {
         MeasurementWorker::Batch batch = worker_->take_spare();
         batch.packets.swap(batch_);  // batch_ takes the spare's empty buffer
+        batch.tags.swap(batch_tags_);
         batch_.reserve(batch_limit_);
+        if (tagged_) batch_tags_.reserve(batch_limit_);
         // The worker hashes the batch itself unless it is the slower side.
         batch.hashed = worker_->behind();
         if (batch.hashed) {
@@ -162,8 +167,9 @@ void Pipeline::flush_batch() {
     }
     // Alone with a worker: the batches it was handed go first.
     if (worker_) worker_->drain();
-    measurement_.add_batch(batch_);
+    measurement_.add_batch(batch_, batch_tags_);
     batch_.clear();
+    batch_tags_.clear();
 }
 
 void Pipeline::sync() {
@@ -209,6 +215,16 @@ std::size_t Pipeline::add_file_interface(const reports::FileInterfaceReport& int
         counters->source_unfiltered.push_back(0);
     }
     return interval_.source_frames.size() - 1;
+}
+
+void Pipeline::set_file_interface_statistics(std::size_t source, std::optional<std::uint64_t> if_received,
+                                             std::optional<std::uint64_t> if_dropped,
+                                             std::optional<std::uint64_t> os_dropped) {
+    const std::size_t i = source - config_.interface_names.size();
+    if (source < config_.interface_names.size() || i >= file_interfaces_.size()) return;
+    file_interfaces_[i].if_received = if_received;
+    file_interfaces_[i].if_dropped = if_dropped;
+    file_interfaces_[i].os_dropped = os_dropped;
 }
 
 void Pipeline::note_damage(const std::string& message) {

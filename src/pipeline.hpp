@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -85,6 +86,11 @@ public:
     /// list_file_interfaces() was called (a file has several).
     std::size_t add_file_interface(const reports::FileInterfaceReport& interface);
     void list_file_interfaces() noexcept { list_file_interfaces_ = true; }
+    /// The counters a file interface's Interface Statistics Blocks gave so
+    /// far (the last block's), shown in the reports from now on.
+    void set_file_interface_statistics(std::size_t source, std::optional<std::uint64_t> if_received,
+                                       std::optional<std::uint64_t> if_dropped,
+                                       std::optional<std::uint64_t> os_dropped);
     /// Frames of a file interface not counted: the filter does not compile for its link type.
     void note_unfiltered(std::size_t source, std::uint64_t frames) {
         interval_.source_unfiltered[source] += frames;
@@ -156,7 +162,8 @@ private:
     }
     void decode(const capture::Frame& frame, int link_type) {
         const capture::SkipReason reason =
-            decode_into(batch_, link_type, frame, limits_, interval_.tunnels);
+            tagged_ ? decode_into(batch_, batch_tags_, link_type, frame, limits_, interval_.tunnels)
+                    : decode_into(batch_, link_type, frame, limits_, interval_.tunnels);
         if (reason != capture::SkipReason::none) {
             ++interval_.skipped[static_cast<std::size_t>(reason)];
             return;
@@ -193,6 +200,9 @@ private:
     core::FlowMeasurement measurement_;
     capture::DecodeLimits limits_;
     std::vector<core::PacketRecord> batch_;
+    // batch_'s tunnel tags, when a key spec reads them (tagged_); else empty.
+    std::vector<core::TunnelTag> batch_tags_;
+    bool tagged_ = false;
     std::size_t batch_limit_ = batch_capacity;
     // --threads 2: frames for the worker to decode, and what keeps their
     // bytes. A batch is filled either here or in batch_, never both.

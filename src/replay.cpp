@@ -59,6 +59,11 @@ void ReplayStream::update_interfaces(std::size_t file) {
     if (!source.reads_interfaces()) return;
     FileInterfaces& known = interfaces_[file];
     const auto& described = source.interfaces();
+    // Interface Statistics Blocks read since (usually at the end of the file).
+    for (std::size_t i = 0; i < known.sources.size(); ++i) {
+        pipeline_.set_file_interface_statistics(known.sources[i], described[i].if_received, described[i].if_dropped,
+                                                described[i].os_dropped);
+    }
     for (std::size_t i = known.sources.size(); i < described.size(); ++i) {
         const capture::file::InterfaceDescription& d = described[i];
         reports::FileInterfaceReport interface;

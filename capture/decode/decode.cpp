@@ -38,8 +38,26 @@ SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t cap
     out.tcp_flags = 0;
     out.is_fragment = false;
     Reader r(data, captured_length);
-    const Walk walk{limits, tunnels, 0};
+    const Walk walk{limits, tunnels, 0, nullptr};
     return decode_link_layer(link_type, r, out, walk);
+}
+
+SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
+                        DecodedPacket& out, const DecodeLimits& limits, TunnelCounts& tunnels,
+                        core::TunnelTag& tag) noexcept {
+    tag = {};
+    // The fast path declines every frame that could be tunnelled.
+    if (link_type == link_type::ethernet &&
+        decode_ethernet_ipv4(data, captured_length, out, limits.decapsulate_tunnels)) {
+        return SkipReason::none;
+    }
+    out.tcp_flags = 0;
+    out.is_fragment = false;
+    Reader r(data, captured_length);
+    const Walk walk{limits, tunnels, 0, &tag};
+    const SkipReason reason = decode_link_layer(link_type, r, out, walk);
+    if (reason != SkipReason::none) tag = {};
+    return reason;
 }
 
 SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,

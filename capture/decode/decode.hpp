@@ -22,6 +22,7 @@
 #include "capture/decode/skip_reason.hpp"
 #include "capture/decode/tunnel_counts.hpp"
 #include "core/key/flow_key.hpp"
+#include "core/key/tunnel_tag.hpp"
 #include "core/measure/packet_record.hpp"
 
 namespace flowsketch::capture {
@@ -58,6 +59,14 @@ SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t cap
 SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
                         DecodedPacket& out, const DecodeLimits& limits,
                         TunnelCounts& tunnels) noexcept;
+
+/// The same, also writing `tag` (reset first): the outermost tunnel's
+/// endpoints and type and the innermost tunnel id among the tunnels the frame
+/// was keyed through; for the `tunnel` key spec and `+vni`. Left as reset
+/// when the frame is not keyed through a tunnel or is skipped.
+SkipReason decode_frame(int link_type, const std::uint8_t* data, std::size_t captured_length,
+                        DecodedPacket& out, const DecodeLimits& limits, TunnelCounts& tunnels,
+                        core::TunnelTag& tag) noexcept;
 
 /// True if decode_frame understands this link type.
 bool is_supported_link_type(int link_type) noexcept;

@@ -44,6 +44,9 @@ FLOWSKETCH_HOT SkipReason decode_ipv4_inline(Reader& r, DecodedPacket& out, cons
     std::uint16_t dport = 0;
     // Only the first fragment carries the transport header.
     if (fragment_offset == 0) {
+        if (walk.tag != nullptr && walk.depth == 0) [[unlikely]] {
+            note_carrier(*walk.tag, ip.bytes<12, 8>(), 4, core::AddressFamily::ipv4);
+        }
         bool inner_keyed = false;
         const SkipReason reason = decode_ip_payload(r, protocol, sport, dport, out, walk, inner_keyed);
         if (reason != SkipReason::none || inner_keyed) return reason;
@@ -105,6 +108,9 @@ SkipReason decode_ipv6(Reader r, DecodedPacket& out, const Walk& walk) noexcept 
     std::uint16_t sport = 0;
     std::uint16_t dport = 0;
     if (!later_fragment) {
+        if (walk.tag != nullptr && walk.depth == 0) {
+            note_carrier(*walk.tag, ip.bytes<8, 32>(), 16, core::AddressFamily::ipv6);
+        }
         bool inner_keyed = false;
         const SkipReason reason =
             decode_ip_payload(r, next_header, sport, dport, out, walk, inner_keyed);

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "capture/decode/decode.hpp"
 #include "capture/decode/protocol_numbers.hpp"
@@ -36,6 +37,21 @@ enum class InnerPayload : std::uint8_t { ipv4, ipv6, ip_by_version, ethernet };
 // each takes at least 4 bytes, so the window bounds the walk as well.
 constexpr unsigned max_gtp_extension_headers = 16;
 
+// The outermost packet's addresses (`length` bytes each, source then
+// destination at `addresses`): the endpoints of the tunnel it may carry. Its
+// type is set only once the tunnel keyed the frame (enter_tunnel).
+void note_carrier(core::TunnelTag& tag, const std::uint8_t* addresses, std::size_t length,
+                  core::AddressFamily family) noexcept {
+    tag.src = {};
+    tag.dst = {};
+    std::memcpy(tag.src.data(), addresses, length);
+    std::memcpy(tag.dst.data(), addresses + length, length);
+    tag.family = family;
+}
+
+// No tunnel id: IP in IP, ERSPAN, GTP-U and GRE without the K flag.
+constexpr std::int64_t no_tunnel_id = -1;
+
 // The frame stays keyed by the packet that carried the tunnel: count why, and
 // take back what the inner walk may have written besides the key (the outer
 // packet, not a fragment and not TCP, had neither).
@@ -47,12 +63,14 @@ bool keep_outer(SkipReason reason, DecodedPacket& out, const Walk& walk) noexcep
 }
 
 // Decodes the inner packet at `r`, one tunnel deeper. True when it keyed `out`.
+// Then the tag (if asked) takes the tunnel's type when it is the outermost,
+// and its id (VNI, GRE key) unless a deeper tunnel's came first.
 bool enter_tunnel(TunnelType type, InnerPayload payload, Reader r, DecodedPacket& out,
-                  const Walk& walk) noexcept {
+                  const Walk& walk, std::int64_t id = no_tunnel_id) noexcept {
     if (walk.depth >= walk.limits.max_tunnel_depth) {
         return keep_outer(SkipReason::tunnel_limit, out, walk);
     }
-    const Walk inner{walk.limits, walk.tunnels, walk.depth + 1};
+    const Walk inner{walk.limits, walk.tunnels, walk.depth + 1, walk.tag};
     SkipReason reason = SkipReason::none;
     switch (payload) {
         case InnerPayload::ipv4:
@@ -70,6 +88,13 @@ bool enter_tunnel(TunnelType type, InnerPayload payload, Reader r, DecodedPacket
     }
     if (reason != SkipReason::none) return keep_outer(reason, out, walk);
     ++walk.tunnels.inner[static_cast<std::size_t>(type)];
+    if (walk.tag != nullptr) {
+        if (walk.depth == 0) walk.tag->type = static_cast<std::uint8_t>(static_cast<std::uint8_t>(type) + 1);
+        if (id != no_tunnel_id && !walk.tag->has_id) {
+            walk.tag->id = static_cast<std::uint32_t>(id);
+            walk.tag->has_id = true;
+        }
+    }
     return true;
 }
 
@@ -86,9 +111,7 @@ bool decapsulate_gre(Reader r, DecodedPacket& out, const Walk& walk) noexcept {
     // Routing present (RFC 1701): deprecated by RFC 2784, and of variable length.
     if ((flags & 0x4000u) != 0) return keep_outer(SkipReason::invalid_tunnel, out, walk);
     const bool has_sequence = (flags & 0x1000u) != 0;
-    const std::size_t options = ((flags & 0x8000u) != 0 ? 4u : 0u) +  // checksum, reserved
-                                ((flags & 0x2000u) != 0 ? 4u : 0u) +  // key
-                                (has_sequence ? 4u : 0u);
+    const bool has_key = (flags & 0x2000u) != 0;
     // A payload that is not looked into is left alone before its options are
     // read, so a cut one is not counted either.
     switch (gre.be16<2>()) {
@@ -101,14 +124,22 @@ bool decapsulate_gre(Reader r, DecodedPacket& out, const Walk& walk) noexcept {
         default:
             return false;
     }
-    if (!r.skip(options)) return keep_outer(SkipReason::truncated_tunnel, out, walk);
+    // Checksum and reserved, key, sequence number, as the flags say.
+    std::int64_t key = no_tunnel_id;
+    if ((flags & 0x8000u) != 0 && !r.skip(4)) return keep_outer(SkipReason::truncated_tunnel, out, walk);
+    if (has_key) {
+        Header<4> key_field;
+        if (!r.take(key_field)) return keep_outer(SkipReason::truncated_tunnel, out, walk);
+        key = key_field.be32<0>();
+    }
+    if (has_sequence && !r.skip(4)) return keep_outer(SkipReason::truncated_tunnel, out, walk);
     switch (gre.be16<2>()) {
         case ethertype::ipv4:
-            return enter_tunnel(TunnelType::gre, InnerPayload::ipv4, r, out, walk);
+            return enter_tunnel(TunnelType::gre, InnerPayload::ipv4, r, out, walk, key);
         case ethertype::ipv6:
-            return enter_tunnel(TunnelType::gre, InnerPayload::ipv6, r, out, walk);
+            return enter_tunnel(TunnelType::gre, InnerPayload::ipv6, r, out, walk, key);
         case ethertype::transparent_ethernet:
-            return enter_tunnel(TunnelType::gre, InnerPayload::ethernet, r, out, walk);
+            return enter_tunnel(TunnelType::gre, InnerPayload::ethernet, r, out, walk, key);
         case ethertype::erspan_2: {
             // Type I has no header of its own and no GRE sequence number (as
             // Wireshark tells them apart); type II has both: version 1, VLAN,
@@ -205,7 +236,7 @@ bool decapsulate_gtp_u(Reader r, DecodedPacket& out, const Walk& walk) noexcept 
             // Flags, reserved, VNI, reserved (RFC 7348); an Ethernet frame follows.
             Header<8> vxlan;
             if (!r.take(vxlan)) return keep_outer(SkipReason::truncated_tunnel, out, walk);
-            return enter_tunnel(TunnelType::vxlan, InnerPayload::ethernet, r, out, walk);
+            return enter_tunnel(TunnelType::vxlan, InnerPayload::ethernet, r, out, walk, vxlan.be32<4>() >> 8);
         }
         case udp_port::geneve: {
             // Version and options length (4-byte units), flags, protocol type,
@@ -216,13 +247,14 @@ bool decapsulate_gtp_u(Reader r, DecodedPacket& out, const Walk& walk) noexcept 
             if (!r.skip(std::size_t{geneve.u8<0>() & 0x3Fu} * 4)) {
                 return keep_outer(SkipReason::truncated_tunnel, out, walk);
             }
+            const std::int64_t vni = geneve.be32<4>() >> 8;
             switch (geneve.be16<2>()) {
                 case ethertype::transparent_ethernet:
-                    return enter_tunnel(TunnelType::geneve, InnerPayload::ethernet, r, out, walk);
+                    return enter_tunnel(TunnelType::geneve, InnerPayload::ethernet, r, out, walk, vni);
                 case ethertype::ipv4:
-                    return enter_tunnel(TunnelType::geneve, InnerPayload::ipv4, r, out, walk);
+                    return enter_tunnel(TunnelType::geneve, InnerPayload::ipv4, r, out, walk, vni);
                 case ethertype::ipv6:
-                    return enter_tunnel(TunnelType::geneve, InnerPayload::ipv6, r, out, walk);
+                    return enter_tunnel(TunnelType::geneve, InnerPayload::ipv6, r, out, walk, vni);
                 default:
                     return keep_outer(SkipReason::non_ip, out, walk);
             }

@@ -1,5 +1,6 @@
 // What the layers of one frame's walk share besides the reader: the limits,
-// the tunnel counts and how many tunnels the walk is inside.
+// the tunnel counts, how many tunnels the walk is inside and, when a key spec
+// asks, the frame's tunnel tag to fill.
 // Private to decode.cpp (see reader.hpp).
 #pragma once
 
@@ -12,6 +13,7 @@ struct Walk {
     const DecodeLimits& limits;
     TunnelCounts& tunnels;
     unsigned depth;  // tunnels entered so far (0: the outermost packet)
+    core::TunnelTag* tag = nullptr;  // written only when not null
 };
 
 }  // namespace

@@ -23,6 +23,7 @@ inline constexpr std::uint32_t pcapng_section_header = 0x0a0d0d0a;
 inline constexpr std::uint32_t pcapng_interface = 1;
 inline constexpr std::uint32_t pcapng_packet = 2;  // obsolete packet block
 inline constexpr std::uint32_t pcapng_simple_packet = 3;
+inline constexpr std::uint32_t pcapng_interface_statistics = 5;
 inline constexpr std::uint32_t pcapng_enhanced_packet = 6;
 inline constexpr std::uint32_t pcapng_byte_order_magic = 0x1a2b3c4d;
 inline constexpr std::size_t pcapng_block_header_bytes = 8;  // type, total length

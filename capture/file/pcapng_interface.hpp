@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "capture/file/record.hpp"
@@ -22,6 +23,12 @@ struct InterfaceDescription {
     bool filter_compiles = true;      // the BPF expression compiles for its link type
     std::string filter_error;         // else, libpcap's message
     std::uint64_t unfiltered = 0;     // frames not counted: the filter could not run on them
+    /// The counters of the interface's last Interface Statistics Block, where
+    /// it has them (isb_ifrecv, isb_ifdrop, isb_osdrop): what the capturing
+    /// host counted, cumulative from the start of its capture.
+    std::optional<std::uint64_t> if_received;
+    std::optional<std::uint64_t> if_dropped;
+    std::optional<std::uint64_t> os_dropped;
 };
 
 struct PcapngInterface {

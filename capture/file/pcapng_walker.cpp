@@ -198,6 +198,11 @@ ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
                 if (!error.empty()) return pool.damaged(std::move(error));
                 continue;
             }
+            case pcapng_interface_statistics:
+                // Interface id, timestamp, options. libpcap skips these blocks;
+                // a malformed one is skipped too, never makes the file damaged.
+                if (body_length >= 12) read_statistics(body, body_length);
+                continue;
             case pcapng_section_header: {
                 // Its byte order was taken from it above, before its length.
                 if (body_length < 16) return too_short();
@@ -240,6 +245,27 @@ ReadStatus PcapngWalker::next(BlockPool& pool, Frame& frame) {
             batch_interface_ = interface.file_index;
             return ReadStatus::frame;
         }
+    }
+}
+
+// An Interface Statistics Block's counters for its interface (options
+// isb_ifrecv 4, isb_ifdrop 5, isb_osdrop 7, each 8 bytes): the last block's
+// values replace earlier ones. Stops at the first option that overruns.
+void PcapngWalker::read_statistics(const std::uint8_t* body, std::size_t length) {
+    const std::uint32_t interface_id = load32(body, swapped_);
+    if (interface_id >= interfaces_.size()) return;
+    InterfaceDescription& description = described_[interfaces_[interface_id].file_index];
+    std::size_t at = 12;
+    while (length - at >= 4) {
+        const std::uint16_t code = load16(body + at, swapped_);
+        const std::uint16_t size = load16(body + at + 2, swapped_);
+        const std::size_t padded = (std::size_t{size} + 3) & ~std::size_t{3};
+        if (code == 0 || padded > length - at - 4) return;  // opt_endofopt, or cut short
+        if (size == 8 && (code == 4 || code == 5 || code == 7)) {
+            const std::uint64_t value = load64(body + at + 4, swapped_);
+            (code == 4 ? description.if_received : code == 5 ? description.if_dropped : description.os_dropped) = value;
+        }
+        at += 4 + padded;
     }
 }
 

@@ -61,6 +61,7 @@ private:
     std::string add_interface(int link_type, std::uint32_t snapshot, const std::uint8_t* options,
                               std::size_t length);
     void apply_filter(PcapngInterface& interface, InterfaceDescription& description);
+    void read_statistics(const std::uint8_t* body, std::size_t length);
 
     bool swapped_ = false;  // the current section is in the other byte order than the host's
     FilterSet* filters_ = nullptr;

@@ -9,7 +9,9 @@ namespace flowsketch::core {
 namespace {
 
 constexpr std::uint8_t five_tuple_fields = key_src | key_dst | key_sport | key_dport | key_proto;
-constexpr std::uint8_t all_fields = five_tuple_fields | key_vlan;
+constexpr std::uint8_t all_fields = five_tuple_fields | key_vlan | key_vni | key_tunnel;
+constexpr std::uint8_t address_fields = key_src | key_dst;
+constexpr std::uint8_t port_fields = key_sport | key_dport;
 constexpr std::uint8_t default_ipv6_prefix = 64;
 
 void keep_prefix(std::uint8_t* field, std::uint8_t bits) noexcept {
@@ -62,6 +64,12 @@ KeySpec::KeySpec(std::uint8_t fields, std::uint8_t src_prefix_v4, std::uint8_t s
     if (src_prefix_v4 > 32 || dst_prefix_v4 > 32 || src_prefix_v6 > 128 || dst_prefix_v6 > 128) {
         throw std::invalid_argument("key spec prefix length out of range");
     }
+    if ((fields & key_tunnel) != 0 && (fields & five_tuple_fields) != 0) {
+        throw std::invalid_argument("the tunnel key keeps the outer endpoints, beside only the VLAN id and the tunnel id");
+    }
+    if ((fields & key_vni) != 0 && (fields & address_fields) != 0 && (fields & port_fields) != 0) {
+        throw std::invalid_argument("no room for the tunnel id beside addresses and ports");
+    }
     masks_ = {mask_for(AddressFamily::ipv4), mask_for(AddressFamily::ipv6)};
     identity_ = fields == five_tuple_fields && src_prefix_v4 == 32 && dst_prefix_v4 == 32 && src_prefix_v6 == 128 &&
                 dst_prefix_v6 == 128;
@@ -75,9 +83,14 @@ KeySpec::Mask KeySpec::mask_for(AddressFamily family) const noexcept {
     if (has(key_dport)) ones.dst_port = 0xffff;
     if (has(key_proto)) ones.protocol = 0xff;
     if (has(key_vlan)) ones.vlan = 0xffff;
+    if (has(key_tunnel)) {  // the outer endpoints, whole, and the tunnel type in the protocol byte
+        keep_prefix(ones.src.data(), family == AddressFamily::ipv6 ? 128 : 32);
+        keep_prefix(ones.dst.data(), family == AddressFamily::ipv6 ? 128 : 32);
+        ones.protocol = 0xff;
+    }
     // The family keeps an IPv4 address apart from the IPv6 address with the
     // same leading bytes; a key without addresses is one key across families.
-    if (has(key_src) || has(key_dst)) ones.family = static_cast<AddressFamily>(0xff);
+    if (has(key_src) || has(key_dst) || has(key_tunnel)) ones.family = static_cast<AddressFamily>(0xff);
     return std::bit_cast<Mask>(ones);
 }
 
@@ -140,6 +153,25 @@ KeySpec KeySpec::parse(std::string_view text) {
             bad_spec(text, e.what());
         }
     }
+    constexpr std::string_view plus_vni = "+vni";
+    if (text.size() > plus_vni.size() && text.substr(text.size() - plus_vni.size()) == plus_vni) {
+        const std::string_view base = text.substr(0, text.size() - plus_vni.size());
+        KeySpec key = five_tuple();
+        try {
+            key = parse(base);
+        } catch (const std::invalid_argument& e) {
+            bad_part(text, base, e);
+        }
+        if (key.has(key_vni)) bad_spec(text, "the tunnel id is kept once (vni, or +vni after another key)");
+        if ((key.fields_ & address_fields) != 0 && (key.fields_ & port_fields) != 0) {
+            bad_spec(text, "the 40-byte key has no room for a tunnel id beside an IPv6 5-tuple; "
+                           "use pair+vni, dst+vni or src+vni (with --key 5tuple for the flows)");
+        }
+        key.fields_ = static_cast<std::uint8_t>(key.fields_ | key_vni);
+        key.masks_ = {key.mask_for(AddressFamily::ipv4), key.mask_for(AddressFamily::ipv6)};
+        key.identity_ = false;
+        return key;
+    }
     constexpr std::string_view plus_vlan = "+vlan";
     if (text.size() > plus_vlan.size() && text.substr(text.size() - plus_vlan.size()) == plus_vlan) {
         const std::string_view base = text.substr(0, text.size() - plus_vlan.size());
@@ -156,6 +188,8 @@ KeySpec KeySpec::parse(std::string_view text) {
         return key;
     }
     if (text == "vlan") return KeySpec(key_vlan);
+    if (text == "vni") return KeySpec(key_vni);
+    if (text == "tunnel") return KeySpec(key_tunnel);
     if (text == "5tuple") return five_tuple();
     if (text == "pair") return KeySpec(key_src | key_dst);
     if (text == "sport") return KeySpec(key_sport);
@@ -164,8 +198,8 @@ KeySpec KeySpec::parse(std::string_view text) {
     const std::size_t slash = text.find('/');
     const std::string_view field = text.substr(0, slash);
     if (field != "src" && field != "dst") {
-        bad_spec(text, "expected 5tuple, src, dst, pair, src/N, dst/N, sport, dport, proto or vlan, "
-                       "optionally with +vlan");
+        bad_spec(text, "expected 5tuple, src, dst, pair, src/N, dst/N, sport, dport, proto, vlan, vni or "
+                       "tunnel, optionally with +vlan and +vni");
     }
     std::uint8_t v4 = 32;
     std::uint8_t v6 = 128;
@@ -176,6 +210,14 @@ KeySpec KeySpec::parse(std::string_view text) {
 std::string KeySpec::name() const {
     if (distinct_ != 0) return key_only().name() + ":distinct=" + field_name(distinct_);
     if (fields_ == key_vlan) return "vlan";
+    if (fields_ == key_vni) return "vni";
+    if (fields_ == key_tunnel) return "tunnel";
+    if (has(key_vni)) {
+        KeySpec base = *this;
+        base.fields_ = static_cast<std::uint8_t>(fields_ & ~key_vni);
+        base.identity_ = false;
+        return base.name() + "+vni";
+    }
     if (has(key_vlan)) {
         KeySpec base = *this;
         base.fields_ = static_cast<std::uint8_t>(fields_ & ~key_vlan);

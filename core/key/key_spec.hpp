@@ -6,6 +6,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "core/key/flow_key.hpp"
 #include "core/key/hash.hpp"
+#include "core/key/tunnel_tag.hpp"
 
 namespace flowsketch::core {
 
@@ -24,6 +26,8 @@ enum KeyField : std::uint8_t {
     key_dport = 8,
     key_proto = 16,
     key_vlan = 32,  // the outer VLAN id (FlowKey::vlan), by `vlan` or `+vlan`
+    key_vni = 64,   // the innermost tunnel id (TunnelTag::id), by `vni` or `+vni`
+    key_tunnel = 128,  // the outermost tunnel's endpoints and type (TunnelTag), by `tunnel`
 };
 
 class KeySpec {
@@ -38,10 +42,12 @@ public:
                      std::uint8_t dst_prefix_v4 = 32, std::uint8_t dst_prefix_v6 = 128);
 
     /// Parses `5tuple`, `src`, `dst`, `pair`, `src/N[,M]`, `dst/N[,M]` (N for
-    /// IPv4, M for IPv6, default 64), `sport`, `dport`, `proto`, `vlan`; each
-    /// but `vlan` optionally followed by `+vlan` (the outer VLAN id kept too);
-    /// each optionally followed by `:distinct=FIELD` (src, dst, sport, dport
-    /// or proto). Throws std::invalid_argument with a message naming the spec.
+    /// IPv4, M for IPv6, default 64), `sport`, `dport`, `proto`, `vlan`, `vni`,
+    /// `tunnel`; each optionally followed by `+vlan` (the outer VLAN id kept
+    /// too) and `+vni` (the tunnel id kept too; not after `5tuple`, see
+    /// vni_offset); each optionally followed by `:distinct=FIELD` (src, dst,
+    /// sport, dport or proto). Throws std::invalid_argument with a message
+    /// naming the spec.
     static KeySpec parse(std::string_view text);
 
     /// The canonical text of the spec (parse(name()) gives back every spec parse accepts).
@@ -63,6 +69,23 @@ public:
     bool is_identity() const noexcept { return identity_; }
     /// Whether the key keeps the outer VLAN id: the decoder must write it.
     bool keeps_vlan() const noexcept { return has(key_vlan); }
+    /// Whether the key keeps the tunnel id or the tunnel endpoints: the
+    /// decoder must write the packet's TunnelTag, and key_of() reads it.
+    bool keeps_tunnel() const noexcept { return has(key_vni) || has(key_tunnel); }
+    /// The `tunnel` spec keys only frames keyed through a tunnel.
+    bool is_tunnel() const noexcept { return has(key_tunnel); }
+    /// Where a masked key holds the tunnel id (4 bytes, host order): in the
+    /// port bytes when the spec keeps no port, else (`sport`, `dport`) in the
+    /// source address bytes, which it does not keep either.
+    std::size_t vni_offset() const noexcept {
+        return has(key_sport) || has(key_dport) ? offsetof(FlowKey, src) : offsetof(FlowKey, src_port);
+    }
+    /// The tunnel id a key of this spec holds (0 when it keeps none).
+    std::uint32_t vni_of(const FlowKey& key) const noexcept {
+        std::uint32_t id = 0;
+        if (has(key_vni)) std::memcpy(&id, reinterpret_cast<const std::uint8_t*>(&key) + vni_offset(), 4);
+        return id;
+    }
 
     /// The field whose distinct values are counted per key (`dst:distinct=src`),
     /// or 0 when the spec counts none.
@@ -86,6 +109,26 @@ public:
         auto bytes = std::bit_cast<std::array<std::uint64_t, words>>(key);
         for (std::size_t i = 0; i < words; ++i) bytes[i] &= mask[i];
         return std::bit_cast<FlowKey>(bytes);
+    }
+    /// The key this spec aggregates a packet under, when keeps_tunnel(): for
+    /// `tunnel`, the outer endpoints with the tunnel type in the protocol
+    /// byte; with `+vni`, the tunnel id at vni_offset(). A `tunnel` spec has
+    /// no key for a frame whose `tag.type` is 0.
+    FlowKey key_of(const FlowKey& key, const TunnelTag& tag) const noexcept {
+        FlowKey masked;
+        if (has(key_tunnel)) {
+            FlowKey outer;
+            outer.src = tag.src;
+            outer.dst = tag.dst;
+            outer.protocol = tag.type;
+            outer.family = tag.family;
+            outer.vlan = key.vlan;
+            masked = apply(outer);
+        } else {
+            masked = apply(key);
+        }
+        if (has(key_vni)) std::memcpy(reinterpret_cast<std::uint8_t*>(&masked) + vni_offset(), &tag.id, 4);
+        return masked;
     }
 
     friend bool operator==(const KeySpec& a, const KeySpec& b) noexcept {

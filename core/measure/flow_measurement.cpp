@@ -27,6 +27,11 @@ bool counts_distinct(const MeasurementConfig& config) {
                        [](const KeySpec& spec) { return spec.counts_distinct(); });
 }
 
+bool any_keeps_tunnel(const MeasurementConfig& config) {
+    return std::any_of(config.extra_keys.begin(), config.extra_keys.end(),
+                       [](const KeySpec& spec) { return spec.keeps_tunnel(); });
+}
+
 bool any_keeps_vlan(const MeasurementConfig& config) {
     return std::any_of(config.extra_keys.begin(), config.extra_keys.end(),
                        [](const KeySpec& spec) { return spec.keeps_vlan(); });
@@ -68,6 +73,8 @@ FlowMeasurement::FlowMeasurement(const MeasurementConfig& config) : config_(conf
         without_vlan_.resize(chunk_packets);
         chunk_.keys.reserve(chunk_packets);
     }
+    keys_tunnel_ = any_keeps_tunnel(config);
+    if (keys_tunnel_) tunnelled_.resize(chunk_packets);
     if (counts_distinct(config)) {
         interval_totals_ = std::make_unique<DistinctTotalsSketch>();
         closed_totals_ = std::make_unique<DistinctTotalsSketch>();
@@ -87,8 +94,8 @@ void FlowMeasurement::flush_pending() noexcept {
 // cache is drained and the generation turns: the cache holds only flows the
 // lifecycle has refreshed in the current generation (see update_generation).
 void FlowMeasurement::update_hashed(const PacketRecord* packets, const Hash128* hashes,
-                                    std::size_t n) noexcept {
-    update_extra_keys(packets, hashes, n);
+                                    std::size_t n, const TunnelTag* tags) noexcept {
+    update_extra_keys(packets, hashes, n, tags);
     if (keys_vlan_) {
         // Only the +vlan specs keep the VLAN id: the 5-tuple's lists and the
         // lifecycle key the packet without it, as when it is not decoded.
@@ -116,22 +123,49 @@ void FlowMeasurement::update_hashed(const PacketRecord* packets, const Hash128* 
 
 // The extra key specs see the same packets in the same order, each keyed by
 // its own mask and hashed once; they play no part in the lifecycle.
-void FlowMeasurement::update_extra_keys(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept {
+//
+// A spec that keeps the tunnel id or endpoints keys each packet with its tag
+// (a packet without one: not tunnelled, id 0); the `tunnel` spec keys only
+// the packets keyed through a tunnel, so its N is theirs.
+void FlowMeasurement::update_extra_keys(const PacketRecord* packets, const Hash128* hashes, std::size_t n,
+                                        const TunnelTag* tags) noexcept {
     if (interval_totals_) {
         for (std::size_t i = 0; i < n; ++i) interval_totals_->add(hashes[i], packets[i].key, config_.hash_seed);
     }
+    static constexpr TunnelTag untagged{};
     for (std::size_t a = 1; a < aggregations_.size(); ++a) {
         Aggregation& aggregation = aggregations_[a];
-        for (std::size_t i = 0; i < n; ++i) masked_[i] = aggregation.spec().apply(packets[i].key);
-        hash_keys(reinterpret_cast<const std::byte*>(masked_.data()), sizeof(FlowKey), n, config_.hash_seed,
+        const KeySpec& spec = aggregation.spec();
+        std::size_t keyed = n;
+        const std::uint32_t* picked = nullptr;  // packet of each key, when not every packet has one
+        if (!spec.keeps_tunnel()) {
+            for (std::size_t i = 0; i < n; ++i) masked_[i] = spec.apply(packets[i].key);
+        } else if (!spec.is_tunnel()) {
+            for (std::size_t i = 0; i < n; ++i) {
+                masked_[i] = spec.key_of(packets[i].key, tags != nullptr ? tags[i] : untagged);
+            }
+        } else {
+            keyed = 0;
+            for (std::size_t i = 0; tags != nullptr && i < n; ++i) {
+                if (tags[i].type == 0) continue;
+                masked_[keyed] = spec.key_of(packets[i].key, tags[i]);
+                tunnelled_[keyed++] = static_cast<std::uint32_t>(i);
+            }
+            picked = tunnelled_.data();
+        }
+        hash_keys(reinterpret_cast<const std::byte*>(masked_.data()), sizeof(FlowKey), keyed, config_.hash_seed,
                   masked_hashes_.data(), vector_hash_);
         std::size_t displaced = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            aggregation.add(masked_[i], masked_hashes_[i], packets[i].wire_length, displaced);
+        for (std::size_t j = 0; j < keyed; ++j) {
+            const std::size_t i = picked != nullptr ? picked[j] : j;
+            aggregation.add(masked_[j], masked_hashes_[j], packets[i].wire_length, displaced);
         }
         aggregation.flush_displaced(displaced);
         if (DistinctCounts* distinct = aggregation.distinct()) {
-            for (std::size_t i = 0; i < n; ++i) distinct->add(masked_[i], masked_hashes_[i], packets[i].key);
+            for (std::size_t j = 0; j < keyed; ++j) {
+                const std::size_t i = picked != nullptr ? picked[j] : j;
+                distinct->add(masked_[j], masked_hashes_[j], packets[i].key);
+            }
         }
     }
 }
@@ -202,12 +236,13 @@ void FlowMeasurement::update_generation(const PacketRecord* packets, const Hash1
     });
 }
 
-void FlowMeasurement::add_batch(std::span<const PacketRecord> packets) noexcept {
+void FlowMeasurement::add_batch(std::span<const PacketRecord> packets, std::span<const TunnelTag> tags) noexcept {
     // Chunk by chunk, so the scratch stays small (see chunk_packets).
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
-        const auto chunk = packets.subspan(begin, std::min(chunk_packets, packets.size() - begin));
+        const std::size_t n = std::min(chunk_packets, packets.size() - begin);
+        const auto chunk = packets.subspan(begin, n);
         prepare(chunk, chunk_);
-        add_prepared(chunk, chunk_);
+        add_prepared(chunk, chunk_, tags.size() == packets.size() ? tags.subspan(begin, n) : tags.first(0));
     }
 }
 
@@ -229,11 +264,13 @@ void FlowMeasurement::prepare(std::span<const PacketRecord> packets, PreparedBat
               packets.size(), config_.hash_seed, out.hashes.data(), vector_hash_);
 }
 
-void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets,
-                                   const PreparedBatch& prepared) noexcept {
+void FlowMeasurement::add_prepared(std::span<const PacketRecord> packets, const PreparedBatch& prepared,
+                                   std::span<const TunnelTag> tags) noexcept {
+    // Tags that do not match the packets one to one are none (every packet untagged).
+    const bool tagged = !tags.empty() && tags.size() == packets.size();
     for (std::size_t begin = 0; begin < packets.size(); begin += chunk_packets) {
         const std::size_t n = std::min(chunk_packets, packets.size() - begin);
-        update_hashed(&packets[begin], &prepared.hashes[begin], n);
+        update_hashed(&packets[begin], &prepared.hashes[begin], n, tagged ? &tags[begin] : nullptr);
     }
 }
 
@@ -354,6 +391,7 @@ FlowMeasurement::Footprint FlowMeasurement::footprint(const MeasurementConfig& c
     f.fixed_bytes = sizeof(FlowMeasurement) + chunk_packets * (sizeof(Hash128) + sizeof(std::uint32_t));
     if (!config.extra_keys.empty()) f.fixed_bytes += chunk_packets * (sizeof(FlowKey) + sizeof(Hash128));
     if (any_keeps_vlan(config)) f.fixed_bytes += chunk_packets * (sizeof(PacketRecord) + sizeof(FlowKey));
+    if (any_keeps_tunnel(config)) f.fixed_bytes += chunk_packets * sizeof(std::uint32_t);
     if (counts_distinct(config)) f.distinct_bytes += 2 * DistinctTotalsSketch::planned_bytes();
     for (const AggregationConfig& aggregation : aggregation_configs(config)) {
         const Aggregation::Footprint part = Aggregation::footprint(aggregation);
@@ -376,6 +414,7 @@ std::size_t FlowMeasurement::memory_bytes() const noexcept {
                         observed_.capacity() * sizeof(std::uint32_t) + masked_.capacity() * sizeof(FlowKey) +
                         masked_hashes_.capacity() * sizeof(Hash128) +
                         without_vlan_.capacity() * sizeof(PacketRecord) + chunk_.keys.capacity() * sizeof(FlowKey) +
+                        tunnelled_.capacity() * sizeof(std::uint32_t) +
                         (lifecycle_ ? lifecycle_->memory_bytes() : 0) +
                         (interval_totals_ ? interval_totals_->memory_bytes() + closed_totals_->memory_bytes() : 0);
     for (const Aggregation& aggregation : aggregations_) bytes += sizeof(Aggregation) + aggregation.memory_bytes();

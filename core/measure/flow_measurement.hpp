@@ -53,7 +53,9 @@ public:
     explicit FlowMeasurement(const MeasurementConfig& config);
 
     void add(const PacketRecord& packet) noexcept;
-    void add_batch(std::span<const PacketRecord> packets) noexcept;
+    /// `tags` are the packets' tunnel tags, one per packet, when keys_tunnel()
+    /// (a `tunnel` or `+vni` spec reads them); otherwise empty.
+    void add_batch(std::span<const PacketRecord> packets, std::span<const TunnelTag> tags = {}) noexcept;
 
     /// A batch's 5-tuple hashes, from which every 5-tuple structure locates
     /// its cells: the pure, per-key half of add_batch, which another thread
@@ -64,7 +66,8 @@ public:
     };
     void prepare(std::span<const PacketRecord> packets, PreparedBatch& out) const;
     /// add_batch() of packets that prepare() hashed (same result).
-    void add_prepared(std::span<const PacketRecord> packets, const PreparedBatch& prepared) noexcept;
+    void add_prepared(std::span<const PacketRecord> packets, const PreparedBatch& prepared,
+                      std::span<const TunnelTag> tags = {}) noexcept;
 
     /// Moves the counts still summed in the aggregation caches into the
     /// sketches and offers their keys to the heavy-hitter candidates. The
@@ -101,6 +104,10 @@ public:
     /// writes into each key (capture::DecodeLimits::outer_vlan). The 5-tuple
     /// and the lifecycle still key every packet without it.
     bool keys_vlan() const noexcept { return keys_vlan_; }
+    /// Whether an extra key spec keeps the tunnel id or endpoints (`+vni`,
+    /// `tunnel`): the decoder then writes each packet's TunnelTag
+    /// (capture::decode_frame with a tag) and add_batch takes them.
+    bool keys_tunnel() const noexcept { return keys_tunnel_; }
     std::size_t memory_bytes() const noexcept;
     /// The part of memory_bytes() in Count-Min sketches, every key spec's.
     std::size_t sketch_memory_bytes() const noexcept;
@@ -125,9 +132,11 @@ public:
 
 private:
     const Aggregation& five_tuple() const noexcept { return aggregations_.front(); }
-    void update_hashed(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
+    void update_hashed(const PacketRecord* packets, const Hash128* hashes, std::size_t n,
+                       const TunnelTag* tags) noexcept;
     void update_generation(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
-    void update_extra_keys(const PacketRecord* packets, const Hash128* hashes, std::size_t n) noexcept;
+    void update_extra_keys(const PacketRecord* packets, const Hash128* hashes, std::size_t n,
+                           const TunnelTag* tags) noexcept;
     static std::vector<AggregationConfig> aggregation_configs(const MeasurementConfig& config);
     FlowCounts flow_counts(Window window) const;
     DistinctTotalsSketch distinct_totals(Window window) const;
@@ -144,6 +153,8 @@ private:
     bool vector_hash_ = false;  // keys hashed eight at a time (simd::level() avx512 at construction)
     bool keys_vlan_ = false;
     std::vector<PacketRecord> without_vlan_;  // one chunk's packets with VLAN id 0 (keys_vlan_ only)
+    bool keys_tunnel_ = false;
+    std::vector<std::uint32_t> tunnelled_;  // a chunk's packets keyed through a tunnel (`tunnel` spec only)
     // Distinct flows, sources and destinations (when a spec counts distinct
     // items): the open interval's, and the closed intervals' merged.
     std::unique_ptr<DistinctTotalsSketch> interval_totals_;

@@ -18,7 +18,7 @@ namespace flowsketch::reports {
 std::string csv_header() {
     return "kind,start,end,ranking,rank,proto,src,dst,sport,dport,estimate,lower,"
            "window_packets,window_bytes,epsilon,delta,shares_cells,key,distinct,distinct_lower,distinct_upper,probe,"
-           "seed,metric,value,vlan\n";
+           "seed,metric,value,vlan,vni,tunnel\n";
 }
 
 namespace {
@@ -33,7 +33,7 @@ std::string csv_value(const std::string& text) {
 // interface counters that a heavy-hitter row cannot carry.
 void append_totals(std::back_insert_iterator<std::string> out, const Report& report) {
     const auto metric = [&](const std::string& name, const std::string& value) {
-        fmt::format_to(out, "{},{:.6f},{:.6f},total,,,,,,,,,{},{},{},{},,,,,,{},{:#018x},{},{},\n",
+        fmt::format_to(out, "{},{:.6f},{:.6f},total,,,,,,,,,{},{},{},{},,,,,,{},{:#018x},{},{},,,\n",
                        kind_name(report.kind), report.start, report.end, report.packets, report.bytes,
                        report.sketch.epsilon, report.sketch.delta, csv_value(report.probe), report.seed,
                        csv_value(name), value);
@@ -79,6 +79,10 @@ void append_totals(std::back_insert_iterator<std::string> out, const Report& rep
         metric(prefix + "dropped", std::to_string(interface.dropped));
         metric(prefix + "if_dropped", std::to_string(interface.if_dropped));
     }
+    for (const core::NamedCount& tunnel : report.tunnels.inner) metric("tunnels." + tunnel.name, std::to_string(tunnel.count));
+    for (const core::NamedCount& reason : report.tunnels.outer_keyed) {
+        metric("tunnels.outer_keyed." + reason.name, std::to_string(reason.count));
+    }
 }
 
 }  // namespace
@@ -92,13 +96,15 @@ std::string to_csv_rows(const Report& report) {
         for (std::size_t r = 0; r < list.size(); ++r) {
             const core::HeavyHitter& row = list[r];
             const std::size_t rank = r + 1;
-            std::string proto, src, dst, sport, dport, vlan;
+            std::string proto, src, dst, sport, dport, vlan, vni, tunnel;
             for (KeyFieldText& field : key_fields(row.key, list.spec)) {
                 std::string& column = field.name == "proto" ? proto
                                       : field.name == "src" ? src
                                       : field.name == "dst" ? dst
                                       : field.name == "sport" ? sport
                                       : field.name == "vlan"  ? vlan
+                                      : field.name == "vni"  ? vni
+                                      : field.name == "tunnel"  ? tunnel
                                                               : dport;
                 column = std::move(field.text);
             }
@@ -108,11 +114,11 @@ std::string to_csv_rows(const Report& report) {
                 distinct = fmt::format("{:.0f},{:.0f},{}", d.estimate, std::floor(d.lower),
                                        std::isfinite(d.upper) ? fmt::format("{:.0f}", std::ceil(d.upper)) : "");
             }
-            fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:#018x},,,{}\n",
+            fmt::format_to(out, "{},{:.6f},{:.6f},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{:#018x},,,{},{},{}\n",
                            kind_name(report.kind), report.start, report.end, ranking, rank, proto, src, dst, sport,
                            dport, row.estimate, row.lower, report.packets, report.bytes, report.sketch.epsilon,
                            report.sketch.delta, row.shares_cells ? 1 : 0, csv_value(list.spec.name()), distinct,
-                           csv_value(report.probe), report.seed, vlan);
+                           csv_value(report.probe), report.seed, vlan, vni, tunnel);
         }
     };
     append("packets", report.top_packets, nullptr);

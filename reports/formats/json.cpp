@@ -305,8 +305,13 @@ std::string to_json(const Report& report) {
         fmt::format_to(out, ",\"index\":{},\"section\":{},\"id\":{},\"link_type\":{},\"link_type_name\":",
                        interface.index, interface.section, interface.id, interface.link_type);
         append_json_string(out, interface.link_type_name);
-        fmt::format_to(out, ",\"unsupported_link_type\":{},\"unfiltered\":{}}}",
+        fmt::format_to(out, ",\"unsupported_link_type\":{},\"unfiltered\":{}",
                        interface.unsupported_link_type, interface.unfiltered);
+        // The file's Interface Statistics Block counters, only where it has them.
+        if (interface.if_received) fmt::format_to(out, ",\"isb_ifrecv\":{}", *interface.if_received);
+        if (interface.if_dropped) fmt::format_to(out, ",\"isb_ifdrop\":{}", *interface.if_dropped);
+        if (interface.os_dropped) fmt::format_to(out, ",\"isb_osdrop\":{}", *interface.os_dropped);
+        *out++ = '}';
     }
     fmt::format_to(out, "],\"counts_are_lower_bounds\":{}", report.counts_are_lower_bounds);
     fmt::format_to(out, ",\"truncated\":{},\"warnings\":[", report.truncated);

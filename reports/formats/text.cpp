@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ctime>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -204,6 +205,15 @@ std::string to_text(const Report& report) {
             fmt::format_to(out, ", not counted (the filter does not compile for the link type) {}",
                            with_separators(interface.unfiltered));
         }
+        // The file's own counters (pcapng Interface Statistics Block), where it has them.
+        std::string counted;
+        const auto note = [&](const char* what, const std::optional<std::uint64_t>& value) {
+            if (value) counted += (counted.empty() ? "" : ", ") + std::string(what) + " " + with_separators(*value);
+        };
+        note("received", interface.if_received);
+        note("dropped by the interface", interface.if_dropped);
+        note("dropped by the system", interface.os_dropped);
+        if (!counted.empty()) fmt::format_to(out, "; the file's counters: {}", counted);
         *out++ = '\n';
     }
     if (report.counts_are_lower_bounds) {

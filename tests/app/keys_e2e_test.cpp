@@ -132,7 +132,7 @@ TEST(KeysEndToEnd, TextCsvAndKeyOrderFollowTheCommandLine) {
     ASSERT_EQ(rows.size(), 1u + 4u + 2u);
     EXPECT_NE(rows[0].find(",key,"), std::string::npos) << rows[0];
     const std::string probe_and_seed = ",test,0x666c6f77736b7463";
-    const std::string suffix = probe_and_seed + ",,,";  // no metric, value or VLAN in these rows
+    const std::string suffix = probe_and_seed + ",,,,,";  // no metric, value, VLAN, VNI or tunnel in these rows
     EXPECT_EQ(rows[1].substr(rows[1].size() - 10 - suffix.size()), ",5tuple,,," + suffix);  // no distinct count
     EXPECT_NE(rows[5].find(",227.213.154.0/24,"), std::string::npos) << rows[5];
     EXPECT_EQ(rows[5].substr(rows[5].size() - 15 - suffix.size()), ",\"dst/24,64\",,," + suffix);

@@ -201,12 +201,12 @@ TEST(KeysVlan, TextCsvAndBadSpecs) {
     const auto ends_with = [](const std::string& row, const std::string& tail) {
         return row.size() >= tail.size() && row.compare(row.size() - tail.size(), tail.size(), tail) == 0;
     };
-    EXPECT_TRUE(ends_with(rows[0], ",key,distinct,distinct_lower,distinct_upper,probe,seed,metric,value,vlan"))
+    EXPECT_TRUE(ends_with(rows[0], ",key,distinct,distinct_lower,distinct_upper,probe,seed,metric,value,vlan,vni,tunnel"))
         << rows[0];
     const std::string probe_and_seed = ",test,0x666c6f77736b7463,,,";  // then metric, value: empty
-    EXPECT_TRUE(ends_with(rows[1], ",5tuple,,," + probe_and_seed)) << rows[1];  // no VLAN in the 5-tuple's rows
+    EXPECT_TRUE(ends_with(rows[1], ",5tuple,,," + probe_and_seed + ",,")) << rows[1];  // no VLAN in the 5-tuple's rows
     EXPECT_NE(rows[3].find(",,,198.51.100.7,,,"), std::string::npos) << rows[3];  // no proto, src or ports
-    EXPECT_TRUE(ends_with(rows[3], ",dst+vlan,,," + probe_and_seed + "10")) << rows[3];
+    EXPECT_TRUE(ends_with(rows[3], ",dst+vlan,,," + probe_and_seed + "10,,")) << rows[3];
     for (const std::string spec : {"vlan+vlan", "dst+vlan+vlan", "dst/33+vlan", "dst+vlan:distinct=dst"}) {
         const RunResult run = run_flowsketch("-r " + path + " --key " + spec);
         EXPECT_EQ(run.exit_code, 2) << spec;

@@ -284,8 +284,8 @@ TEST(SnapshotMerge, ReportsNameTheProbeAndTheSeed) {
     const RunResult csv = run_flowsketch("-r " + trace() + " --interval 0 --probe edge-1 --top 1 --format csv");
     const std::vector<std::string> rows = csv_heavy_hitter_lines(csv.out);
     ASSERT_EQ(rows.size(), 3u);
-    EXPECT_TRUE(rows[0].ends_with(",probe,seed,metric,value,vlan"));
-    EXPECT_TRUE(rows[1].ends_with(",edge-1,0x666c6f77736b7463,,,")) << rows[1];
+    EXPECT_TRUE(rows[0].ends_with(",probe,seed,metric,value,vlan,vni,tunnel"));
+    EXPECT_TRUE(rows[1].ends_with(",edge-1,0x666c6f77736b7463,,,,,")) << rows[1];
     const RunResult bad = run_flowsketch("-r " + trace() + " --probe 'a b'");
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_EQ(lines_of(bad.err).size(), 1u);

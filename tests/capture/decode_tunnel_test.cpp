@@ -4,6 +4,8 @@
 // complete, never a lost frame. Also PPPoE's compressed protocol field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -325,6 +327,70 @@ TEST(TunnelTypeName, DistinctAndNonEmpty) {
     for (std::size_t i = flowsketch::capture::skip_reason_count; i < flowsketch::capture::inner_reason_count; ++i) {
         EXPECT_NE(skip_reason_name(static_cast<SkipReason>(i)), "unknown");
     }
+}
+
+// The tunnel tag (for `--key tunnel` and `+vni`): the outermost tunnel's
+// type and endpoints, the innermost id, and the same key and counts as
+// decoding without it.
+TEST(DecodeTunnelTag, OutermostEndpointsAndTypeAndInnermostId) {
+    const std::map<std::string, std::uint32_t> ids = {
+        {"gre_checksum_key_sequence_ipv6", 42}, {"gre_transparent_ethernet", 9}, {"vxlan_vlan", 5001},
+        {"geneve_options_ethernet", 77},        {"geneve_ipv4", 77},             {"vxlan_in_geneve", 5001},
+    };
+    for (const TunnelCase& c : tunnel_cases()) {
+        SCOPED_TRACE(c.name);
+        DecodedPacket packet;
+        TunnelCounts counts;
+        flowsketch::core::TunnelTag tag;
+        tag.id = 12345;  // reset by the decoder
+        ASSERT_EQ(flowsketch::capture::decode_frame(link_type::ethernet, c.frame.data(), c.frame.size(), packet, {},
+                                                    counts, tag),
+                  SkipReason::none);
+        EXPECT_EQ(packet.key, c.inner);
+        EXPECT_EQ(inner_count(counts, c.type), 1u);
+        EXPECT_EQ(flowsketch::core::tunnel_code_name(tag.type), flowsketch::capture::tunnel_type_name(c.type));
+        EXPECT_EQ(tag.family, flowsketch::core::AddressFamily::ipv4);
+        FlowKey outer_endpoints = c.outer;  // the outer key's addresses are the tunnel's endpoints
+        EXPECT_TRUE(std::equal(tag.src.begin(), tag.src.end(), outer_endpoints.src.begin()));
+        EXPECT_TRUE(std::equal(tag.dst.begin(), tag.dst.end(), outer_endpoints.dst.begin()));
+        const auto id = ids.find(c.name);
+        EXPECT_EQ(tag.has_id, id != ids.end());
+        EXPECT_EQ(tag.id, id != ids.end() ? id->second : 0u);
+    }
+}
+
+TEST(DecodeTunnelTag, NoTunnelOrAnUnkeyedInnerPacketLeavesTheTagEmpty) {
+    for (const TunnelCase& c : tunnel_cases()) {
+        SCOPED_TRACE(c.name);
+        for (std::size_t length = 0; length < c.needed; ++length) {
+            DecodedPacket packet;
+            TunnelCounts counts;
+            flowsketch::core::TunnelTag tag;
+            flowsketch::capture::decode_frame(link_type::ethernet, c.frame.data(), length, packet, {}, counts, tag);
+            // Nested, the outer tunnel may key the frame before the inner one can.
+            bool keyed_inside = false;
+            for (const std::uint64_t n : counts.inner) keyed_inside = keyed_inside || n != 0;
+            EXPECT_EQ(tag.type != 0, keyed_inside) << length;
+            if (!keyed_inside) {
+                EXPECT_FALSE(tag.has_id) << length;
+            }
+        }
+    }
+    const Frame plain = ethernet(0x0800) + Ipv4().protocol(kUdp).wrap(udp(53, 4789 + 1));
+    DecodedPacket packet;
+    TunnelCounts counts;
+    flowsketch::core::TunnelTag tag;
+    ASSERT_EQ(flowsketch::capture::decode_frame(link_type::ethernet, plain.data(), plain.size(), packet, {}, counts, tag),
+              SkipReason::none);
+    EXPECT_EQ(tag.type, 0);
+}
+
+TEST(TunnelTypeName, CoreAndCaptureNamesAgree) {
+    for (std::size_t i = 0; i < flowsketch::capture::tunnel_type_count; ++i) {
+        EXPECT_EQ(flowsketch::capture::tunnel_type_name(static_cast<TunnelType>(i)),
+                  flowsketch::core::tunnel_code_name(static_cast<std::uint8_t>(i + 1)));
+    }
+    EXPECT_EQ(flowsketch::core::tunnel_type_names.size(), flowsketch::capture::tunnel_type_count);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -170,6 +171,69 @@ TEST(KeySpec, FieldHashesSeeTheWholeField) {
     EXPECT_NE(field_hash(a, key_sport, 1), field_hash(b, key_sport, 1));
     EXPECT_EQ(field_hash(a, key_dport, 1), field_hash(b, key_dport, 1));
     EXPECT_NE(field_hash(a, key_src, 1), field_hash(a, key_src, 2));
+}
+
+TunnelTag vxlan_tag(std::uint32_t vni) {
+    TunnelTag tag;
+    tag.src = {192, 0, 2, 1};
+    tag.dst = {198, 51, 100, 7};
+    tag.family = AddressFamily::ipv4;
+    tag.type = 3;  // vxlan
+    tag.id = vni;
+    tag.has_id = true;
+    return tag;
+}
+
+TEST(KeySpec, PlusVniKeepsTheIdInBytesTheSpecDoesNotKeep) {
+    for (const char* text : {"dst+vni", "pair+vni", "src/24+vni", "sport+vni", "dport+vni", "proto+vni", "vni",
+                             "dst+vlan+vni", "tunnel+vni"}) {
+        SCOPED_TRACE(text);
+        const KeySpec spec = KeySpec::parse(text);
+        EXPECT_TRUE(spec.keeps_tunnel());
+        EXPECT_FALSE(spec.is_identity());
+        EXPECT_EQ(KeySpec::parse(spec.name()), spec);
+        for (const FlowKey& key : {v4_key(), v6_key()}) {
+            const FlowKey a = spec.key_of(key, vxlan_tag(5001));
+            const FlowKey b = spec.key_of(key, vxlan_tag(5002));
+            EXPECT_NE(a, b);
+            EXPECT_EQ(spec.vni_of(a), 5001u);
+            EXPECT_EQ(spec.vni_of(b), 5002u);
+            // The id did not overwrite a field the spec keeps.
+            KeySpec base = KeySpec::parse(std::string(text) == "vni" ? "proto" : std::string(text).substr(0, std::string(text).size() - 4));
+            if (!spec.is_tunnel() && std::string(text) != "vni") {
+                FlowKey without = a;
+                std::memset(reinterpret_cast<std::uint8_t*>(&without) + spec.vni_offset(), 0, 4);
+                EXPECT_EQ(without, base.apply(key));
+            }
+        }
+    }
+    EXPECT_EQ(KeySpec::parse("dst+vni+vlan"), KeySpec::parse("dst+vlan+vni"));
+}
+
+TEST(KeySpec, TunnelKeysTheOuterEndpointsAndType) {
+    const KeySpec spec = KeySpec::parse("tunnel");
+    EXPECT_TRUE(spec.is_tunnel());
+    EXPECT_FALSE(spec.has(key_src));
+    const FlowKey key = spec.key_of(v4_key(), vxlan_tag(5001));
+    EXPECT_EQ(format_address(key, true), "192.0.2.1");
+    EXPECT_EQ(format_address(key, false), "198.51.100.7");
+    EXPECT_EQ(tunnel_code_name(key.protocol), "vxlan");
+    EXPECT_EQ(key.src_port, 0);
+    EXPECT_EQ(key, spec.key_of(v6_key(), vxlan_tag(5002)));  // the inner flow and the id are not kept
+    EXPECT_EQ(KeySpec::parse("tunnel:distinct=src").distinct(), key_src);  // the inner sources per tunnel
+}
+
+TEST(KeySpec, BadTunnelSpecsNameThemselves) {
+    for (const char* text : {"5tuple+vni", "5tuple+vlan+vni", "vni+vni", "dst+vni+vni", "tunnel+tunnel", "tunnel/24"}) {
+        try {
+            KeySpec::parse(text);
+            ADD_FAILURE() << text << " accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("'") + text + "'"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_THROW(KeySpec(key_tunnel | key_dst), std::invalid_argument);
+    EXPECT_THROW(KeySpec(key_vni | key_src | key_sport), std::invalid_argument);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "capture/decode/decode.hpp"
+#include "core/key/key_spec.hpp"
 
 namespace {
 
@@ -105,6 +106,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (key.family == AddressFamily::ipv4) {
         // IPv4 addresses fill only the first 4 of the 16 bytes.
         for (std::size_t i = 4; i < 16; ++i) check(key.src[i] == 0 && key.dst[i] == 0);
+    }
+    // With a tunnel tag (`--key tunnel`, `+vni`): the same key and counts; a
+    // tag only for a frame an inner flow keyed, and every spec's key built from it.
+    DecodedPacket with_tag;
+    flowsketch::capture::TunnelCounts tag_tunnels;
+    flowsketch::core::TunnelTag tag;
+    check(flowsketch::capture::decode_frame(link, data + 1, size - 1, with_tag, limits, tag_tunnels, tag) ==
+          SkipReason::none);
+    check(with_tag.key == key && tag_tunnels.inner == tunnels.inner);
+    check(tag.type <= flowsketch::core::tunnel_type_names.size());
+    bool keyed_inside = false;
+    for (const std::uint64_t n : tunnels.inner) keyed_inside = keyed_inside || n != 0;
+    check((tag.type != 0) == keyed_inside);
+    check(tag.has_id || tag.id == 0);
+    if (tag.type != 0) check(tag.family == AddressFamily::ipv4 || tag.family == AddressFamily::ipv6);
+    for (const char* spec : {"tunnel+vni", "dst+vni", "sport+vni"}) {
+        const flowsketch::core::KeySpec parsed = flowsketch::core::KeySpec::parse(spec);
+        check(parsed.vni_of(parsed.key_of(key, tag)) == tag.id);
     }
     if (!has_ports(key.protocol)) check(key.src_port == 0 && key.dst_port == 0);
     if (key.protocol != 6) check(out.tcp_flags == 0);

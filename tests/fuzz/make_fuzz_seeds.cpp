@@ -109,6 +109,19 @@ void write_capture_seeds(const fs::path& dir) {
         ng.interface_with(101, 0, {{9, Bytes{0x80 | 20}}, {2, Bytes{'t', 'u', 'n'}}});
         ng.packet(2, 5, ipv4(17, udp(9, 10))).obsolete_packet(7, 6, frames[0]);
         ng.section(!big_endian).packet(0, 7, frames[1]).interface(147).packet(0, 8, frames[2]);
+        // Interface Statistics Blocks: counters, a comment, an id out of range, one cut short.
+        for (const std::uint32_t id : {0u, 1u, 9u}) {
+            ByteSink isb = ng.sink();  // the second section's byte order
+            isb.u32(id);
+            isb.u64(0);
+            PcapngWriter::add_option(isb, 4, ng.encode_u64(100 + id));
+            PcapngWriter::add_option(isb, 1, Bytes{'o', 'k'});
+            PcapngWriter::add_option(isb, 5, ng.encode_u64(id));
+            PcapngWriter::add_option(isb, 7, ng.encode_u64(2));
+            PcapngWriter::end_options(isb);
+            ng.block(5, isb.bytes());
+        }
+        ng.block(5, Bytes{1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 200, 0});
         ng.interface(1, 0).packet(1, 9, frames[0]).simple_packet(60, frames[1]);
         put(std::string("pcapng_interfaces_") + (big_endian ? "be" : "le"), ng.bytes());
     }

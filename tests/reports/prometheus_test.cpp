@@ -641,6 +641,35 @@ TEST(PrometheusExposition, RunBoundCountersAreTheFinalReportsSums) {
                      precise.at("ended_undercount_bound").get<double>());
 }
 
+TEST(PrometheusExposition, TunnelCountsByTypeAndReplayInterfacesWithTheirFile) {
+    PrometheusExposition exposition;
+    const Exposition without = parse([&] {
+        exposition.observe(make_report(ReportKind::interval, 10, 100, 0));
+        return exposition.render();
+    }());
+    EXPECT_EQ(without.types.count("flowsketch_tunnelled_frames_total"), 0U);
+    EXPECT_EQ(without.types.count("flowsketch_interface_frames_total"), 0U);
+    for (int i = 0; i < 2; ++i) {
+        Report report = make_report(ReportKind::interval, 10, 100, 0);
+        report.tunnels.inner = {{"gre", 1}, {"vxlan", 4}};
+        report.tunnels.outer_keyed = {{"truncated_tunnel", 2}, {"non_ip", 0}};
+        FileInterfaceReport interface;
+        interface.name = "eth0";
+        interface.file = "a.pcapng";
+        interface.frames = 7;
+        report.file_interfaces = {interface};
+        exposition.observe(report);
+    }
+    const Exposition parsed = parse(exposition.render());
+    EXPECT_EQ(parsed.types.at("flowsketch_tunnelled_frames_total"), "counter");
+    EXPECT_EQ(parsed.value("flowsketch_tunnelled_frames_total", {{"type", "vxlan"}}), 8);
+    EXPECT_EQ(parsed.value("flowsketch_tunnelled_frames_total", {{"type", "gre"}}), 2);
+    EXPECT_EQ(parsed.value("flowsketch_tunnel_outer_keyed_frames_total", {{"reason", "truncated_tunnel"}}), 4);
+    EXPECT_EQ(parsed.value("flowsketch_tunnel_outer_keyed_frames_total", {{"reason", "non_ip"}}), 0);
+    EXPECT_EQ(parsed.value("flowsketch_interface_frames_total", {{"interface", "eth0"}, {"file", "a.pcapng"}}), 14);
+    EXPECT_EQ(parsed.types.count("flowsketch_interface_packets_received_total"), 0U);  // a file has no drops
+}
+
 TEST(PrometheusExposition, NoFlowFamiliesWithoutTheLifecycle) {
     PrometheusExposition exposition;
     exposition.observe(make_report(ReportKind::interval, 10, 100, 0));
