@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 
@@ -113,16 +114,19 @@ std::string verify_text(const Report& report) {
             const DistinctListCheck& d = key.top_distinct;
             fmt::format_to(out,
                            "      {:<10} checked {:>3}  max error {:>10.1f}  outside bounds {}  recall {}  "
-                           "precision {}   pairs {:.0f} (exact {})\n",
+                           "precision {}   pairs {} (exact {})\n",
                            "distinct", d.checked, d.max_error, d.outside, percent(d.recall), percent(d.precision),
-                           key.distinct_pairs_estimate, with_separators(key.exact_distinct_pairs));
+                           with_separators(static_cast<std::uint64_t>(std::llround(key.distinct_pairs_estimate))),
+                           with_separators(key.exact_distinct_pairs));
         }
     }
     if (v.has_flows) {
         text += "    flows       ";
         for (const auto& [name, field] : flow_fields) {
             const FlowCheck& c = v.flows.*field;
-            fmt::format_to(out, "  {} {:.0f} exact {} {}", name, c.estimate, with_separators(c.exact),
+            fmt::format_to(out, "  {} {} exact {} {}", name,
+                           with_separators(static_cast<std::uint64_t>(std::llround(std::max(c.estimate, 0.0)))),
+                           with_separators(c.exact),
                            c.within ? "(in bound)" : "(OUT OF BOUND)");
         }
         text += '\n';
