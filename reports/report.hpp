@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/measure/window_value.hpp"
+#include "core/verify/verification.hpp"
 
 namespace flowsketch::reports {
 
@@ -110,6 +111,9 @@ struct Report {
     std::string probe;
     /// The hash seed of every sketch (--seed): probes merge only at the same seed.
     std::uint64_t seed = 0;
+    /// --verify: the window's answers checked against exact counts (docs/verify.md).
+    bool has_verify = false;
+    core::VerifySection verify;
 };
 
 const char* kind_name(ReportKind kind) noexcept;

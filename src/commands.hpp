@@ -8,10 +8,12 @@
 
 namespace flowsketch::app {
 
-/// Exit codes: 0 success, 1 runtime error, 2 usage error (as tcpdump and CLI11).
+/// Exit codes: 0 success, 1 runtime error, 2 usage error (as tcpdump and CLI11);
+/// 3: --verify=strict found bounds broken more often than δ allows.
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_runtime_error = 1;
 inline constexpr int exit_usage_error = 2;
+inline constexpr int exit_bounds_broken = 3;
 
 using CommandRunner = std::function<int()>;
 

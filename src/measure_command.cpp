@@ -30,6 +30,7 @@
 #include "src/sinks/metrics_publisher.hpp"
 #include "src/sinks/metrics_server.hpp"
 #include "src/sinks/snapshot_writer.hpp"
+#include "src/verify_options.hpp"
 
 namespace flowsketch::app {
 namespace {
@@ -76,6 +77,7 @@ struct MeasureOptions {
     std::string probe;          // empty: the host name
     std::uint64_t seed = core::MeasurementConfig{}.hash_seed;
     std::string snapshot_dir;   // --snapshot-dir: a snapshot file per window
+    VerifyOptions verify;
 };
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -421,6 +423,8 @@ int run_measure(const MeasureOptions& options) {
     config.interval_seconds = options.interval;
     config.threads = options.threads;
     config.measurement.hash_seed = options.seed;
+    config.verify = options.verify.on();
+    config.verify_max_flows = options.verify.max_flows;
     try {
         config.probe = probe_name(options.probe);
     } catch (const std::invalid_argument& e) {
@@ -533,7 +537,9 @@ int run_measure(const MeasureOptions& options) {
                                                             failed + snapshots->written(), options.snapshot_dir));
             }
         }
-        return status;
+        return verify_exit_status(options.verify, pipeline->verify_verdict(), status);
+    } catch (const VerifyLimitExceeded& e) {
+        return fail(exit_usage_error, e.what());
     } catch (const std::runtime_error& e) {
         return fail(exit_runtime_error, fmt::format("cannot write reports: {}", e.what()));
     }
@@ -709,6 +715,7 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
     app.add_option("--html", options->html,
                    "Also write a self-contained HTML page with plots to FILE, rewritten at each report")
         ->type_name("FILE");
+    add_verify_options(app, options->verify);
     app.add_option("expression", options->filter_words,
                    "BPF filter expression, as in tcpdump (e.g. tcp port 443)");
     app.callback([options, &runner, &app] {

@@ -17,11 +17,15 @@
 #include <vector>
 
 #include "reports/format_registry.hpp"
+#include "reports/html/html_report_writer.hpp"
 #include "reports/report_output.hpp"
 #include "reports/report_writer.hpp"
 #include "reports/snapshot.hpp"
 #include "src/cli/range.hpp"
 #include "src/commands.hpp"
+#include "src/merge_verify.hpp"
+#include "src/pipeline.hpp"
+#include "src/verify_options.hpp"
 
 namespace flowsketch::app {
 namespace {
@@ -33,6 +37,9 @@ struct MergeOptions {
     std::string format = "text";
     std::string output;
     std::vector<std::string> keys;  // extra key specs to print; empty: all
+    std::string html;               // --html: the HTML report of the merged windows
+    VerifyOptions verify;
+    std::vector<std::string> verify_against;  // the captures the snapshots measured
 };
 
 int fail(int code, const std::string& message) {
@@ -121,7 +128,7 @@ struct Bucket {
 };
 
 reports::Report bucket_report(Bucket& bucket, bool intervals, const MergeOptions& options,
-                              const std::vector<core::KeySpec>& shown) {
+                              const std::vector<core::KeySpec>& shown, const MergeVerifier* verifier) {
     auto it = bucket.probes.begin();
     reports::Snapshot total = std::move(it->second);
     std::string probes = it->first;
@@ -157,13 +164,26 @@ reports::Report bucket_report(Bucket& bucket, bool intervals, const MergeOptions
     total.context.probe = probes;
     reports::Report report = reports::report_from_value(
         intervals ? reports::ReportKind::interval : reports::ReportKind::final_report, total.value, total.context);
+    if (verifier != nullptr) {
+        // Lists only: merged flow counts sum each probe's own lifecycle, which
+        // one exact count of the captures does not reproduce.
+        report.has_verify = true;
+        report.verify = core::verify_window(total.value.summary(), verifier->window(bucket.start_ns),
+                                            report.sketch.epsilon, report.sketch.delta, total.value.top_k);
+        report.verify.memory_bytes = verifier->memory_bytes();
+        report.verify.max_flows = verifier->max_entries();
+    }
     if (!shown.empty()) {
         std::vector<core::KeyTops> kept;
+        std::vector<core::KeyCheck> kept_checks;
         for (std::size_t k = 0; k < report.keys.size(); ++k) {
             const core::KeySpec& spec = total.value.keys[k + 1].spec;
-            if (std::find(shown.begin(), shown.end(), spec) != shown.end()) kept.push_back(std::move(report.keys[k]));
+            if (std::find(shown.begin(), shown.end(), spec) == shown.end()) continue;
+            kept.push_back(std::move(report.keys[k]));
+            if (k < report.verify.keys.size()) kept_checks.push_back(report.verify.keys[k]);
         }
         report.keys = std::move(kept);
+        if (report.has_verify) report.verify.keys = std::move(kept_checks);
     }
     return report;
 }
@@ -172,6 +192,11 @@ int run_merge(const MergeOptions& options) {
     const auto interval_ns = static_cast<std::int64_t>(std::llround(options.interval * 1e9));
     if (options.interval > 0 && interval_ns < 1000) {
         return fail(exit_usage_error, "--interval must be 0 or at least one microsecond");
+    }
+    if (options.verify.on() && options.verify_against.empty()) {
+        return fail(exit_usage_error,
+                    "--verify needs --verify-against: snapshots hold no exact counts, so give the captures the "
+                    "probes measured");
     }
     std::vector<core::KeySpec> shown;
     try {
@@ -249,6 +274,23 @@ int run_merge(const MergeOptions& options) {
         return fail(exit_runtime_error, e.what());
     }
 
+    std::unique_ptr<MergeVerifier> verifier;
+    if (options.verify.on() && !buckets.empty()) {
+        std::vector<std::int64_t> starts;
+        for (const auto& [start, bucket] : buckets) starts.push_back(start);
+        std::vector<core::KeySpec> extra;
+        for (std::size_t k = 1; k < first.keys.size(); ++k) extra.push_back(first.keys[k].spec);
+        try {
+            verifier = std::make_unique<MergeVerifier>(extra, options.verify.max_flows, first.hash_seed, starts,
+                                                       interval_ns);
+            for (const std::string& capture : options.verify_against) verifier->count(capture);
+        } catch (const VerifyLimitExceeded& e) {
+            return fail(exit_usage_error, e.what());
+        } catch (const std::runtime_error& e) {  // CaptureError, or a damaged capture
+            return fail(exit_runtime_error, fmt::format("--verify-against {}", e.what()));
+        }
+    }
+
     std::unique_ptr<reports::ReportOutput> output;
     try {
         output = options.output.empty() ? reports::ReportOutput::standard_output()
@@ -257,13 +299,33 @@ int run_merge(const MergeOptions& options) {
         return fail(exit_runtime_error, fmt::format("cannot open output {}", e.what()));
     }
     try {
-        const std::unique_ptr<reports::ReportWriter> writer = reports::make_report_writer(options.format, *output);
-        for (auto& [start, bucket] : buckets) writer->write(bucket_report(bucket, interval_ns > 0, options, shown));
+        std::vector<std::unique_ptr<reports::ReportWriter>> writers;
+        writers.push_back(reports::make_report_writer(options.format, *output));
+        if (!options.html.empty()) {
+            // Each merged interval is a point of the page's time charts, as a run's intervals are.
+            reports::html::RunDescription run;
+            run.inputs.push_back(options.files.size() == 1
+                                     ? "snapshot " + options.files.front()
+                                     : fmt::format("{} snapshots, {} ... {}", options.files.size(),
+                                                   options.files.front(), options.files.back()));
+            try {
+                writers.push_back(std::make_unique<reports::html::HtmlReportWriter>(options.html, std::move(run)));
+            } catch (const std::runtime_error& e) {
+                return fail(exit_runtime_error, fmt::format("cannot write --html {}", e.what()));
+            }
+        }
+        const std::unique_ptr<reports::ReportWriter> writer = reports::make_tee_writer(std::move(writers));
+        core::VerifyVerdict verdict;
+        for (auto& [start, bucket] : buckets) {
+            const reports::Report report = bucket_report(bucket, interval_ns > 0, options, shown, verifier.get());
+            if (report.has_verify) verdict.add(report.verify);
+            writer->write(report);
+        }
         writer->finish();
+        return verify_exit_status(options.verify, verdict, exit_ok);
     } catch (const std::runtime_error& e) {
         return fail(exit_runtime_error, fmt::format("cannot write reports: {}", e.what()));
     }
-    return exit_ok;
 }
 
 }  // namespace
@@ -291,6 +353,16 @@ void setup_merge_command(CLI::App& app, CommandRunner& runner) {
         ->allow_extra_args(false);
     merge->add_option("-o,--output", options->output, "Append reports to FILE instead of standard output")
         ->type_name("FILE");
+    merge->add_option("--html", options->html,
+                      "Also write the HTML report of the merged windows to FILE (each merged interval a point "
+                      "of its time charts)")
+        ->type_name("FILE");
+    add_verify_options(*merge, options->verify);
+    merge->add_option("--verify-against", options->verify_against,
+                      "With --verify: the capture files the snapshots measured (repeatable), counted exactly over "
+                      "the merged windows")
+        ->type_name("FILE")
+        ->allow_extra_args(false);
     merge->callback([options, &runner] { runner = [options] { return run_merge(*options); }; });
 }
 

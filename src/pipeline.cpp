@@ -1,5 +1,7 @@
 #include "src/pipeline.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -92,6 +94,44 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
     if (interval_ns_ > 0 && interval_ns_ < 1000) {
         throw std::invalid_argument("interval must be at least one microsecond");
     }
+    if (config.verify) {
+        exact_ = std::make_unique<core::ExactCounter>(
+            config.measurement.extra_keys, config.measurement.track_flows ? &config.measurement.lifecycle : nullptr,
+            config.verify_max_flows, config.measurement.hash_seed);
+    }
+}
+
+void Pipeline::count_exactly() {
+    if (exact_->add_batch(batch_)) return;
+    throw VerifyLimitExceeded(fmt::format(
+        "--verify-max-flows {}: {} passed it; exact counting stops here, as a verification that "
+        "stopped counting would compare against wrong truths (raise --verify-max-flows)",
+        exact_->max_entries(), exact_->exceeded()));
+}
+
+void Pipeline::advance_to(std::int64_t timestamp_ns) {
+    measurement_.advance_to(timestamp_ns);
+    if (exact_) exact_->advance_to(timestamp_ns);
+}
+
+void Pipeline::start_new_interval() {
+    measurement_.start_new_interval();
+    if (exact_) exact_->start_new_interval();
+}
+
+reports::Report Pipeline::window_report(reports::ReportKind kind, core::Window window, const Counters& counters,
+                                        double start, double end) {
+    const core::WindowSummary summary = measurement_.summary(window);
+    reports::Report report = make_report(kind, summary, counters, start, end);
+    if (exact_) {
+        report.has_verify = true;
+        report.verify = core::verify_window(summary, exact_->window(window), report.sketch.epsilon,
+                                            report.sketch.delta, config_.measurement.top_k);
+        report.verify.memory_bytes = exact_->memory_bytes();
+        report.verify.max_flows = exact_->max_entries();
+        verify_verdict_.add(report.verify);
+    }
+    return report;
 }
 
 // Intervals are aligned to multiples of the interval (as wall-clock reports
@@ -150,6 +190,7 @@ void Pipeline::flush_batch() {
         return;
     }
     if (batch_.empty()) return;
+    if (exact_) count_exactly();
     if (worker_) alone_ = contention_.run_alone();
     if (worker_ && !alone_) {
         MeasurementWorker::Batch batch = worker_->take_spare();
@@ -182,14 +223,13 @@ void Pipeline::sync() {
 
 void Pipeline::close_interval(std::int64_t next_timestamp_ns) {
     sync();
-    measurement_.advance_to(interval_end_ns_);
-    emit(make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
-                              interval_, to_seconds(interval_start_ns_),
-                              to_seconds(interval_end_ns_)));
+    advance_to(interval_end_ns_);
+    emit(window_report(reports::ReportKind::interval, core::Window::interval, interval_,
+                       to_seconds(interval_start_ns_), to_seconds(interval_end_ns_)));
     snapshot(core::Window::interval, interval_, interval_start_ns_, interval_end_ns_);
     total_.add(interval_);
     interval_.reset();
-    measurement_.start_new_interval();
+    start_new_interval();
     // Empty intervals are not reported: a gap of years in a capture must not
     // print millions of empty reports. The next interval is the one holding
     // the next frame.
@@ -234,18 +274,18 @@ void Pipeline::note_damage(const std::string& message) {
 
 void Pipeline::finish() {
     sync();
-    if (seen_any_) measurement_.advance_to(last_ns_);
+    if (seen_any_) advance_to(last_ns_);
     if (interval_ns_ > 0 && started_ && interval_.frames > 0) {
-        reports::Report last = make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
-                                           interval_, to_seconds(interval_start_ns_), to_seconds(interval_end_ns_));
+        reports::Report last = window_report(reports::ReportKind::interval, core::Window::interval, interval_,
+                                             to_seconds(interval_start_ns_), to_seconds(interval_end_ns_));
         last.partial = true;  // the run ended inside it
         emit(last);
         snapshot(core::Window::interval, interval_, interval_start_ns_, interval_end_ns_);
     }
     total_.add(interval_);
     interval_.reset();
-    emit(make_report(reports::ReportKind::final_report, measurement_.summary(core::Window::run),
-                              total_, to_seconds(first_ns_), to_seconds(last_ns_)));
+    emit(window_report(reports::ReportKind::final_report, core::Window::run, total_, to_seconds(first_ns_),
+                       to_seconds(last_ns_)));
     // Without intervals the run is the one window; with them, it is their merge.
     if (interval_ns_ == 0 && seen_any_) snapshot(core::Window::run, total_, first_ns_, last_ns_);
 }
@@ -262,15 +302,15 @@ void Pipeline::set_capture_stats(const std::vector<capture::CaptureStats>& cumul
 
 void Pipeline::close_interval_at(std::int64_t start_ns, std::int64_t end_ns, bool partial) {
     sync();
-    measurement_.advance_to(end_ns);
-    reports::Report report = make_report(reports::ReportKind::interval, measurement_.summary(core::Window::interval),
-                                         interval_, to_seconds(start_ns), to_seconds(end_ns));
+    advance_to(end_ns);
+    reports::Report report = window_report(reports::ReportKind::interval, core::Window::interval, interval_,
+                                           to_seconds(start_ns), to_seconds(end_ns));
     report.partial = partial;
     emit(report);
     snapshot(core::Window::interval, interval_, start_ns, end_ns);
     total_.add(interval_);
     interval_.reset();
-    measurement_.start_new_interval();
+    start_new_interval();
 }
 
 void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_ns,
@@ -279,12 +319,12 @@ void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_
         close_interval_at(interval_start_ns, end_ns, true);  // stopped inside the interval
     } else {
         sync();
-        measurement_.advance_to(end_ns);
+        advance_to(end_ns);
         total_.add(interval_);
         interval_.reset();
     }
-    emit(make_report(reports::ReportKind::final_report, measurement_.summary(core::Window::run),
-                              total_, to_seconds(run_start_ns), to_seconds(end_ns)));
+    emit(window_report(reports::ReportKind::final_report, core::Window::run, total_, to_seconds(run_start_ns),
+                       to_seconds(end_ns)));
     if (interval_ns_ == 0) snapshot(core::Window::run, total_, run_start_ns, end_ns);
 }
 

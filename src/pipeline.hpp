@@ -10,6 +10,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "capture/file/pcap_file_source.hpp"
 #include "capture/live/pcap_live_source.hpp"
 #include "core/measure/flow_measurement.hpp"
+#include "core/verify/exact_counter.hpp"
 #include "reports/report.hpp"
 #include "reports/report_writer.hpp"
 #include "src/core_contention.hpp"
@@ -42,6 +44,18 @@ struct PipelineConfig {
     std::string probe;
     /// --snapshot-dir: where each closed window's snapshot goes (none if null).
     SnapshotWriter* snapshots = nullptr;
+    /// --verify: count every key exactly beside the sketches and check each
+    /// report against the counts; each exact table holds at most
+    /// verify_max_flows entries.
+    bool verify = false;
+    std::uint64_t verify_max_flows = 10'000'000;
+};
+
+/// An exact table of --verify passed its limit: the run stops, since a
+/// verification that stopped counting would compare against wrong truths.
+class VerifyLimitExceeded : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 class Pipeline {
@@ -70,7 +84,8 @@ public:
     void on_frames(std::span<const capture::Frame> frames, int link_type,
                    const std::shared_ptr<const void>& storage = nullptr,
                    std::size_t source = no_interface) {
-        if (worker_ && storage) {
+        // --verify counts the records on this thread: they are decoded here.
+        if (worker_ && storage && !exact_) {
             hand_over(frames, link_type, storage, source);
             return;
         }
@@ -122,6 +137,8 @@ public:
         const auto i = static_cast<std::size_t>(reason);
         return total_.skipped[i] + interval_.skipped[i];
     }
+    /// --verify: every report's checks so far, for the strict test.
+    const core::VerifyVerdict& verify_verdict() const noexcept { return verify_verdict_; }
 
 private:
     // Per hand-over to the measurement: one of its chunks; larger with a
@@ -194,6 +211,13 @@ private:
     void snapshot(core::Window window, const Counters& counters, std::int64_t start_ns, std::int64_t end_ns);
     reports::Report make_report(reports::ReportKind kind, const core::WindowSummary& summary,
                                 const Counters& counters, double start, double end) const;
+    /// --verify: the exact counts see the batch (throws VerifyLimitExceeded).
+    void count_exactly();
+    void advance_to(std::int64_t timestamp_ns);
+    void start_new_interval();
+    /// The report of a window: make_report, with its verify section under --verify.
+    reports::Report window_report(reports::ReportKind kind, core::Window window, const Counters& counters,
+                                  double start, double end);
 
     PipelineConfig config_;
     reports::ReportWriter& writer_;
@@ -229,6 +253,8 @@ private:
     bool truncated_ = false;
     bool overfill_announced_ = false;
     std::vector<std::string> warnings_;
+    std::unique_ptr<core::ExactCounter> exact_;  // --verify
+    core::VerifyVerdict verify_verdict_;
 };
 
 }  // namespace flowsketch::app

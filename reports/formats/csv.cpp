@@ -11,6 +11,7 @@
 
 #include "reports/format_registry.hpp"
 #include "reports/formats/csv.hpp"
+#include "reports/formats/verify_section.hpp"
 #include "reports/key_format.hpp"
 
 namespace flowsketch::reports {
@@ -85,6 +86,17 @@ void append_totals(std::back_insert_iterator<std::string> out, const Report& rep
     }
 }
 
+// --verify: one `verify` row per number of the section (docs/verify.md), laid
+// out as the `total` rows, with the key spec checked in the `key` column.
+void append_verify(std::back_insert_iterator<std::string> out, const Report& report) {
+    for (const VerifyMetric& row : verify_metrics(report)) {
+        fmt::format_to(out, "{},{:.6f},{:.6f},verify,,,,,,,,,{},{},{},{},,{},,,,{},{:#018x},{},{},\n",
+                       kind_name(report.kind), report.start, report.end, report.packets, report.bytes,
+                       report.sketch.epsilon, report.sketch.delta, csv_value(row.key), csv_value(report.probe),
+                       report.seed, csv_value(row.metric), row.value);
+    }
+}
+
 }  // namespace
 
 std::string to_csv_rows(const Report& report) {
@@ -129,6 +141,7 @@ std::string to_csv_rows(const Report& report) {
         if (key.has_distinct) append("distinct", key.top_distinct.list, &key.top_distinct.distinct);
     }
     append_totals(out, report);
+    if (report.has_verify) append_verify(out, report);
     return rows;
 }
 

@@ -11,6 +11,7 @@
 
 #include "reports/format_registry.hpp"
 #include "reports/formats/json.hpp"
+#include "reports/formats/verify_section.hpp"
 #include "reports/key_format.hpp"
 
 namespace flowsketch::reports {
@@ -324,7 +325,9 @@ std::string to_json(const Report& report) {
     fmt::format_to(out, "],\"probe\":");
     append_json_string(out, report.probe);
     // A string: a 64-bit seed does not survive a reader's doubles.
-    fmt::format_to(out, ",\"seed\":\"{:#018x}\"}}", report.seed);
+    fmt::format_to(out, ",\"seed\":\"{:#018x}\"", report.seed);
+    if (report.has_verify) text += verify_json(report);
+    *out++ = '}';
     return text;
 }
 

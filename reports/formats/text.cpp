@@ -12,6 +12,7 @@
 
 #include "reports/format_registry.hpp"
 #include "reports/formats/text.hpp"
+#include "reports/formats/verify_section.hpp"
 #include "reports/key_format.hpp"
 #include "reports/number_format.hpp"
 
@@ -281,6 +282,7 @@ std::string to_text(const Report& report) {
                            bounded_text(bounds->upper));
         }
     }
+    if (report.has_verify) text += verify_text(report);
     for (const auto& warning : report.warnings) fmt::format_to(out, "  warning: {}\n", warning);
     text.push_back('\n');
     return text;

@@ -221,6 +221,9 @@ void append_parameters(std::string& html, const RunDescription& run, const Repor
     html += "<h2 id=\"parameters\">Parameters</h2><table id=\"parameters-table\">";
     for (const std::string& input : run.inputs) row(html, "input", input);
     if (!run.filter.empty()) row(html, "filter", run.filter);
+    // Which probe(s) measured, and the seed their sketches share (merge needs it equal).
+    if (!latest.probe.empty()) row(html, latest.probe.find(',') == std::string::npos ? "probe" : "probes", latest.probe);
+    row(html, "hash seed", fmt::format("{:#018x}", latest.seed));
     row(html, "Count-Min", fmt::format("{}{}, width {} × depth {}", s.variant, s.conservative_update ? ", conservative" : "",
                                        s.width, s.depth));
     row(html, "ε (additive error per N)", fmt::format("{:g}", s.epsilon));

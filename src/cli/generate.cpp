@@ -86,7 +86,8 @@ std::string man_page(const CLI::App& app, const std::string& version) {
             ".TP\n0\nthe run ended normally (a capture damaged after its header is warned about, "
             "counted up to the damage, and still exits 0)\n"
             ".TP\n1\na file, interface or output could not be used\n"
-            ".TP\n2\na bad option, filter or key spec\n";
+            ".TP\n2\na bad option, filter or key spec; \\-\\-verify passing \\-\\-verify\\-max\\-flows\n"
+            ".TP\n3\n\\-\\-verify=strict: bounds broke more often than their probabilities allow\n";
     page += ".SH SIGNALS\nSIGINT and SIGTERM end the run with a final report; SIGHUP reopens "
             "the \\fB\\-o\\fR file (for log rotation).\n";
     page += ".SH EXAMPLES\n"

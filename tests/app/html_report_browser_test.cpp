@@ -5,6 +5,8 @@
 // markup. Skipped only when chromium is not installed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -146,6 +148,40 @@ TEST_F(HtmlReportBrowser, GeneratedTraceHasOnePointPerIntervalAndKeyPlots) {
     EXPECT_NE(svg_of(page.dom, "plot-top-packets").find(top), std::string::npos) << top;
     EXPECT_NE(svg_of(page.dom, "plot-key-1-packets").find(top), std::string::npos) << top;
     for (const std::string& path : {pcap, pcap + ".truth.tsv", html, json}) std::remove(path.c_str());
+}
+
+// merge --html: the same page over the merged windows, one point per merged
+// interval, with the probes that were summed and their seed among the parameters.
+TEST_F(HtmlReportBrowser, MergedSnapshotsHaveOnePointPerMergedInterval) {
+    const std::string pcap = tmp_path("html-merge-" + std::to_string(::getpid()) + ".pcap");
+    // 4 s of packet time: probes snapshot every 0.5 s, merged per second.
+    const RunResult gen = run_flowsketch("gen --out " + pcap + " --packets 80000 --flows 4000 --rate 20000 --seed 8");
+    ASSERT_EQ(gen.exit_code, 0) << gen.err;
+    const std::string dir = tmp_path("html-merge-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    for (const char* probe : {"edge-a", "edge-b"}) {
+        const RunResult run = run_flowsketch("-r " + pcap + " --interval 0.5 --probe " + probe + " --seed 0x1234 "
+                                             "--snapshot-dir " + dir + " --format json -o /dev/null");
+        ASSERT_EQ(run.exit_code, 0) << run.err;
+    }
+    const std::string html = tmp_path("merge-" + std::to_string(::getpid()) + ".html");
+    const RunResult merge = run_flowsketch("merge --interval 1 --format json --html " + html + " " + dir + "/*.fsnap");
+    ASSERT_EQ(merge.exit_code, 0) << merge.err;
+    const std::size_t reports = lines_of(merge.out).size();
+    ASSERT_GE(reports, 4u);
+    const Rendered page = render(browser_, html);
+    EXPECT_TRUE(page.console.empty()) << page.console.front();
+    expect_plots(page.dom, series_plots);
+    const std::string line = svg_of(page.dom, "plot-packets");
+    const std::size_t points_at = line.find("<polyline");
+    ASSERT_NE(points_at, std::string::npos);
+    const std::string points = line.substr(points_at, line.find('>', points_at) - points_at);
+    EXPECT_EQ(static_cast<std::size_t>(std::count(points.begin(), points.end(), ',')), reports);
+    EXPECT_NE(page.dom.find(std::to_string(reports) + " interval reports"), std::string::npos);
+    EXPECT_NE(page.dom.find("<th class=\"key\">probes</th><td>edge-a,edge-b</td>"), std::string::npos);
+    EXPECT_NE(page.dom.find("<th class=\"key\">hash seed</th><td>0x0000000000001234</td>"), std::string::npos);
+    std::filesystem::remove_all(dir);
+    for (const std::string& path : {pcap, pcap + ".truth.tsv", html}) std::remove(path.c_str());
 }
 
 TEST_F(HtmlReportBrowser, MarkupInAFileNameIsShownAsText) {
