@@ -54,7 +54,7 @@ void Aggregation::sketch_displaced(std::size_t i, std::size_t n) noexcept {
     std::array<std::uint64_t, window_lanes> estimates;
     sketch_.update_and_estimate_at(columns + i * depth, weights, estimates);
     for (std::uint32_t lane = 0; lane < window_lanes; ++lane) {
-        candidates_[lane].offer(e.key, e.hash, estimates[lane]);
+        candidates_[lane].offer(e.key, e.hash, estimates[lane], weights[lane]);
     }
 }
 
@@ -81,18 +81,29 @@ std::vector<FlowKey> Aggregation::candidate_keys(Window window, Weight weight) c
     return keys;
 }
 
+// In the order of candidate_keys().
+std::vector<CandidateCount> Aggregation::candidate_counts(Window window, Weight weight) const {
+    std::vector<CandidateCount> counts;
+    for (const auto& entry : candidates_[lane_of(window, weight)].entries()) {
+        counts.push_back(CandidateCount{entry.exact, entry.upper});
+    }
+    return counts;
+}
+
 TopList Aggregation::top(Window window, Weight weight, std::uint32_t top_k) const {
     // Re-estimated: a candidate's stored estimate may be stale (it refreshes
     // only when the key beats the smallest candidate).
     return rank_keys(sketch_, lane_of(window, weight), candidate_keys(window, weight), config_.spec, weight, top_k,
-                     config_.hash_seed);
+                     config_.hash_seed, candidate_counts(window, weight));
 }
 
 KeyWindow Aggregation::window_part(Window window) const {
-    return KeyWindow{config_.spec, sketch_.lanes_of(lane_of(window, Weight::packets), 2),
-                     {candidate_keys(window, Weight::packets), candidate_keys(window, Weight::bytes)},
-                     {},
-                     {}};
+    KeyWindow part{config_.spec, sketch_.lanes_of(lane_of(window, Weight::packets), 2),
+                   {candidate_keys(window, Weight::packets), candidate_keys(window, Weight::bytes)},
+                   {},
+                   {},
+                   {candidate_counts(window, Weight::packets), candidate_counts(window, Weight::bytes)}};
+    return part;
 }
 
 ChangeList Aggregation::changes(Weight weight, std::uint32_t top_k) const {

@@ -113,6 +113,7 @@ private:
     // line-fill buffers.
     static constexpr std::size_t sketch_lookahead = 8;
     std::vector<FlowKey> candidate_keys(Window window, Weight weight) const;
+    std::vector<CandidateCount> candidate_counts(Window window, Weight weight) const;
 
     AggregationConfig config_;
     CountMinSketch sketch_;

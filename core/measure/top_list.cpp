@@ -8,28 +8,70 @@
 namespace flowsketch::core {
 
 TopList rank_keys(const CountMinSketch& sketch, std::uint32_t lane, std::span<const FlowKey> keys,
-                  const KeySpec& spec, Weight weight, std::uint32_t top_k, std::uint64_t hash_seed) {
+                  const KeySpec& spec, Weight weight, std::uint32_t top_k, std::uint64_t hash_seed,
+                  std::span<const CandidateCount> counts) {
     TopList list;
     list.spec = spec;
     list.weight = weight;
     list.total = sketch.total(lane);
     std::vector<HeavyHitter>& ranked = list.rows;
-    // Column signature per candidate: equal signatures share every counter.
+    const std::uint32_t depth = sketch.params().depth;
+    const bool counted = !counts.empty();
+    // Columns per candidate, row-major within a candidate; equal signatures share every counter.
+    std::vector<std::uint32_t> columns(keys.size() * depth);
     std::vector<std::pair<std::vector<std::uint32_t>, std::size_t>> signatures;
-    for (const FlowKey& key : keys) {
-        const Hash128 hash = hash_key(key, hash_seed);
-        const std::uint64_t estimate = sketch.estimate(hash, lane);
-        std::vector<std::uint32_t> columns(sketch.params().depth);
-        for (std::uint32_t row = 0; row < columns.size(); ++row) columns[row] = sketch.column(hash, row);
-        signatures.emplace_back(std::move(columns), ranked.size());
-        ranked.push_back(HeavyHitter{key, estimate, sketch.lower_bound(estimate, lane), false});
+    std::vector<std::uint64_t> exact(keys.size());
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const Hash128 hash = hash_key(keys[i], hash_seed);
+        std::uint64_t estimate = sketch.estimate(hash, lane);
+        for (std::uint32_t row = 0; row < depth; ++row) columns[i * depth + row] = sketch.column(hash, row);
+        signatures.emplace_back(std::vector<std::uint32_t>(columns.begin() + static_cast<std::ptrdiff_t>(i * depth),
+                                                           columns.begin() + static_cast<std::ptrdiff_t>((i + 1) * depth)),
+                                i);
+        if (counted) estimate = std::min(estimate, counts[i].upper);
+        ranked.push_back(HeavyHitter{keys[i], estimate, 0, false});
+        exact[i] = counted ? counts[i].exact : 0;
+    }
+    if (counted && !sketch.params().conservative_update) {
+        // A cell holds at least the exact counts of every candidate in it: what
+        // the others counted is not this key's. This is what keeps a key that
+        // shares its cells with heavy candidates (a flood's one-packet flow in
+        // a heavy flow's cells) from taking the heavy count as its own.
+        const std::uint32_t width = sketch.params().width;
+        const std::uint32_t lanes = sketch.params().lanes;
+        const std::span<const std::uint64_t> cells = sketch.counters();
+        std::vector<std::pair<std::uint32_t, std::size_t>> by_column(keys.size());
+        for (std::uint32_t row = 0; row < depth; ++row) {
+            for (std::size_t i = 0; i < keys.size(); ++i) by_column[i] = {columns[i * depth + row], i};
+            std::sort(by_column.begin(), by_column.end());
+            for (std::size_t begin = 0; begin < by_column.size();) {
+                std::size_t end = begin;
+                std::uint64_t exact_in_cell = 0;
+                for (; end < by_column.size() && by_column[end].first == by_column[begin].first; ++end) {
+                    exact_in_cell += exact[by_column[end].second];
+                }
+                const std::uint64_t cell = cells[(std::size_t{row} * width + by_column[begin].first) * lanes + lane];
+                for (std::size_t j = begin; j < end; ++j) {
+                    const std::size_t i = by_column[j].second;
+                    const std::uint64_t others = exact_in_cell - exact[i];
+                    ranked[i].estimate = std::min(ranked[i].estimate, cell - std::min(others, cell));
+                }
+                begin = end;
+            }
+        }
+    }
+    // The lower bound is taken from the corrected estimate: lower, and as
+    // sure (the truth is at least the estimate less ε·N whenever the
+    // Count-Min estimate is, since the corrected one is never above it).
+    for (std::size_t i = 0; i < ranked.size(); ++i) {
+        ranked[i].lower = std::max(sketch.lower_bound(ranked[i].estimate, lane), exact[i]);
     }
     std::sort(signatures.begin(), signatures.end());
     for (std::size_t i = 0; i + 1 < signatures.size(); ++i) {
         if (signatures[i].first != signatures[i + 1].first) continue;
         for (const std::size_t at : {signatures[i].second, signatures[i + 1].second}) {
             ranked[at].shares_cells = true;
-            ranked[at].lower = 0;
+            ranked[at].lower = exact[at];
         }
     }
     std::sort(ranked.begin(), ranked.end(), [](const HeavyHitter& a, const HeavyHitter& b) {

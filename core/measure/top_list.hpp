@@ -16,15 +16,27 @@
 namespace flowsketch::core {
 
 struct HeavyHitter {
-    FlowKey key;                 // the packet's key under the list's spec (other fields zero)
-    std::uint64_t estimate = 0;  // never below the truth
-    std::uint64_t lower = 0;     // truth ≥ lower with probability ≥ 1 − δ
+    FlowKey key;  // the packet's key under the list's spec (other fields zero)
+    /// Never below the truth: the Count-Min estimate, lowered where the
+    /// candidates' exact counts show that part of it is other keys' (see rank_keys).
+    std::uint64_t estimate = 0;
+    std::uint64_t lower = 0;  // truth ≥ lower with probability ≥ 1 − δ; ≥ exact always
     /// Another candidate maps to exactly the same cell in every row, so the
-    /// sketch cannot tell their counts apart: the estimate bounds their sum and
-    /// `lower` is 0. The per-query δ does not cover selecting a list from
-    /// millions of keys, among which a few share every cell with a heavy one
-    /// (probability 1/w² per pair in the Kirsch–Mitzenmacher scheme).
+    /// sketch cannot tell their counts apart: `lower` is only the exact count
+    /// since the key became a candidate. The per-query δ does not cover
+    /// selecting a list from millions of keys, among which a few share every
+    /// cell with a heavy one (probability 1/w² per pair in the
+    /// Kirsch–Mitzenmacher scheme).
     bool shares_cells = false;
+};
+
+/// What a candidate set knows of a key beside the sketch: the weight counted
+/// since it entered the set (never above its truth), and an upper bound of
+/// its truth from the estimate it entered with (none: the largest value).
+struct CandidateCount {
+    std::uint64_t exact = 0;
+    std::uint64_t upper = UINT64_MAX;
+    friend bool operator==(const CandidateCount&, const CandidateCount&) = default;
 };
 
 struct TopList {
@@ -70,10 +82,17 @@ struct ChangeList {
 };
 
 /// The candidates `keys` (under `spec`) ranked by their estimates in `lane`
-/// of `sketch`, at most top_k, largest first (ties by key). Keys that share
-/// every cell with another candidate are flagged and their lower bound is 0.
+/// of `sketch`, at most top_k, largest first (ties by key). `counts` is empty
+/// or holds each key's CandidateCount: a key's estimate is then also at most
+/// its upper bound and, in every row, its cell less the exact counts of the
+/// other candidates in that cell (a cell holds the sum of its keys' counts,
+/// each at least its exact count; not so under conservative update, where
+/// the rows are left alone); its lower bound is at least its exact count.
+/// Keys that share every cell with another candidate are flagged and their
+/// lower bound is their exact count.
 TopList rank_keys(const CountMinSketch& sketch, std::uint32_t lane, std::span<const FlowKey> keys,
-                  const KeySpec& spec, Weight weight, std::uint32_t top_k, std::uint64_t hash_seed);
+                  const KeySpec& spec, Weight weight, std::uint32_t top_k, std::uint64_t hash_seed,
+                  std::span<const CandidateCount> counts = {});
 
 /// The distinct counts of a list's keys, row by row, from `distinct`. A key
 /// has no more distinct items than packets, and `lane` of `sketch` (the

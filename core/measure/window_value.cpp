@@ -12,7 +12,7 @@
 namespace flowsketch::core {
 namespace {
 
-constexpr std::uint32_t window_value_version = 3;
+constexpr std::uint32_t window_value_version = 4;
 // Bounds on what a serialised value may announce, checked before allocating.
 constexpr std::uint32_t max_keys = 64;
 constexpr std::uint32_t max_named = 1024;
@@ -25,6 +25,46 @@ std::vector<FlowKey> united(const std::vector<FlowKey>& a, const std::vector<Flo
     std::sort(keys.begin(), keys.end(), less);
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     return keys;
+}
+
+bool has_counts(const KeyWindow& key, std::size_t w) {
+    return key.candidate_counts[w].size() == key.candidates[w].size();
+}
+
+// The union of both parts' candidates of weight w, with their counts where
+// both parts know them (see KeyWindow::candidate_counts): exact counts add,
+// upper bounds add where both parts hold the key. Without counts on either
+// side the union carries none: an upper bound needs both parts' terms.
+void unite_candidates(KeyWindow& key, const KeyWindow& other, std::size_t w) {
+    const bool counted = has_counts(key, w) && has_counts(other, w);
+    const auto less = [](const FlowKey& x, const FlowKey& y) { return compare_keys(x, y) < 0; };
+    std::vector<std::pair<FlowKey, CandidateCount>> all;
+    // A key missing from a part counted nothing there exactly and has no upper bound from it.
+    const CandidateCount none{0, UINT64_MAX};
+    for (const KeyWindow* part : {static_cast<const KeyWindow*>(&key), &other}) {
+        for (std::size_t i = 0; i < part->candidates[w].size(); ++i) {
+            all.emplace_back(part->candidates[w][i], counted ? part->candidate_counts[w][i] : none);
+        }
+    }
+    std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) { return less(a.first, b.first); });
+    std::vector<FlowKey> keys;
+    std::vector<CandidateCount> counts;
+    for (std::size_t begin = 0; begin < all.size();) {
+        std::size_t end = begin + 1;
+        CandidateCount sum = all[begin].second;
+        for (; end < all.size() && all[end].first == all[begin].first; ++end) {
+            sum.exact += all[end].second.exact;
+            const std::uint64_t upper = all[end].second.upper;
+            sum.upper = sum.upper > UINT64_MAX - upper ? UINT64_MAX : sum.upper + upper;
+        }
+        // Held by one part only: the other part's count of the key is not bounded here.
+        if (end - begin == 1) sum.upper = UINT64_MAX;
+        keys.push_back(all[begin].first);
+        counts.push_back(sum);
+        begin = end;
+    }
+    key.candidates[w] = std::move(keys);
+    key.candidate_counts[w] = counted ? std::move(counts) : std::vector<CandidateCount>{};
 }
 
 void write_string(ByteWriter& out, const std::string& text) {
@@ -66,6 +106,32 @@ std::vector<FlowKey> read_keys(ByteReader& in) {
     return keys;
 }
 
+// A count (0, or that of the candidates), then (u64 exact, u64 upper) per candidate.
+void write_counts(ByteWriter& out, const KeyWindow& key, std::size_t w) {
+    if (!has_counts(key, w)) {
+        out.u32(0);
+        return;
+    }
+    out.u32(static_cast<std::uint32_t>(key.candidate_counts[w].size()));
+    for (const CandidateCount& count : key.candidate_counts[w]) {
+        out.u64(count.exact);
+        out.u64(count.upper);
+    }
+}
+
+std::vector<CandidateCount> read_counts(ByteReader& in, std::size_t candidates) {
+    const std::uint32_t count = in.u32("candidate counts");
+    if (count == 0) return {};
+    if (count != candidates) throw FormatError("window value: candidate counts do not match the candidates");
+    std::vector<CandidateCount> counts(count);
+    for (CandidateCount& c : counts) {
+        c.exact = in.u64("candidate exact count");
+        c.upper = in.u64("candidate upper bound");
+        if (c.exact > c.upper) throw FormatError("window value: a candidate's exact count above its upper bound");
+    }
+    return counts;
+}
+
 std::uint32_t read_count(ByteReader& in, const char* field, std::uint32_t max) {
     const std::uint32_t count = in.u32(field);
     if (count > max) throw FormatError(std::string("window value: too many ") + field);
@@ -88,7 +154,10 @@ void add_flow_counts(FlowCounts& sum, const FlowCounts& window, double& expired_
 
 TopList KeyWindow::top(Weight weight, std::uint32_t top_k, std::uint64_t hash_seed) const {
     const auto lane = static_cast<std::uint32_t>(weight);
-    return rank_keys(sketch, lane, candidates[lane], spec, weight, top_k, hash_seed);
+    const std::vector<CandidateCount>& counts = candidate_counts[lane];
+    return rank_keys(sketch, lane, candidates[lane], spec, weight, top_k, hash_seed,
+                     counts.size() == candidates[lane].size() ? std::span<const CandidateCount>(counts)
+                                                              : std::span<const CandidateCount>());
 }
 
 WindowSummary WindowValue::summary() const {
@@ -139,7 +208,7 @@ void WindowValue::merge(const WindowValue& other) {
         }
         keys[k].sketch.merge(other.keys[k].sketch);  // throws on other dimensions or schemes
         for (std::size_t w = 0; w < 2; ++w) {
-            keys[k].candidates[w] = united(keys[k].candidates[w], other.keys[k].candidates[w]);
+            unite_candidates(keys[k], other.keys[k], w);
         }
         if (keys[k].distinct.has_value() != other.keys[k].distinct.has_value()) {
             throw std::invalid_argument("window values of different distinct counts");
@@ -231,6 +300,7 @@ std::vector<std::uint8_t> WindowValue::serialize() const {
         out.u64(sketch.size());
         out.bytes().insert(out.bytes().end(), sketch.begin(), sketch.end());
         for (const std::vector<FlowKey>& candidates : key.candidates) write_keys(out, candidates);
+        for (std::size_t w = 0; w < 2; ++w) write_counts(out, key, w);  // version 4
         if (key.spec.counts_distinct()) {
             const DistinctSketchParams& params = key.distinct->params();
             out.u32(params.width);
@@ -311,9 +381,12 @@ WindowValue WindowValue::deserialize(std::span<const std::uint8_t> bytes) {
         if (sketch_size > in.remaining()) throw FormatError("window value: sketch longer than the value");
         std::vector<std::uint8_t> sketch_bytes(static_cast<std::size_t>(sketch_size));
         for (std::uint8_t& byte : sketch_bytes) byte = in.u8("sketch");
-        KeyWindow key{spec, deserialize_count_min(sketch_bytes, sketch_seed), {}, {}, {}};
+        KeyWindow key{spec, deserialize_count_min(sketch_bytes, sketch_seed), {}, {}, {}, {}};
         if (key.sketch.params().lanes != 2) throw FormatError("window value: a key's sketch must have 2 lanes");
         for (std::vector<FlowKey>& candidates : key.candidates) candidates = read_keys(in);
+        if (version >= 4) {
+            for (std::size_t w = 0; w < 2; ++w) key.candidate_counts[w] = read_counts(in, key.candidates[w].size());
+        }
         if (spec.counts_distinct()) {
             DistinctSketchParams params;
             params.width = in.u32("distinct width");

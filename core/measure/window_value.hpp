@@ -76,9 +76,17 @@ struct KeyWindow {
     /// keys that may have the most.
     std::optional<DistinctSketch> distinct;
     std::vector<FlowKey> distinct_candidates;
+    /// What each candidate counted exactly since it entered its set, and its
+    /// upper bound, in the order of `candidates` (by weight). Empty when not
+    /// known (a value serialised before version 4). After a merge, exact
+    /// counts add (a key counted by one part only keeps that part's: still a
+    /// lower bound of the sum) and upper bounds add where both parts have
+    /// the key, and are dropped where only one has it.
+    std::array<std::vector<CandidateCount>, 2> candidate_counts;
 
     /// The heaviest candidates by weight, at most top_k, estimated on the
-    /// sketch (keys sharing every cell flagged, their lower bound 0).
+    /// sketch and the candidates' exact counts (see rank_keys; keys sharing
+    /// every cell flagged, their lower bound their exact count).
     TopList top(Weight weight, std::uint32_t top_k, std::uint64_t hash_seed) const;
 };
 

@@ -1,5 +1,6 @@
 #include "core/sketch/heavy_hitters.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <stdexcept>
 #include <utility>
@@ -79,13 +80,14 @@ void HeavyHitterCandidates::sift_down(std::uint32_t i) noexcept {
     }
 }
 
-void HeavyHitterCandidates::offer_slow(const FlowKey& key, const Hash128& hash,
-                                       std::uint64_t estimate) noexcept {
+void HeavyHitterCandidates::offer_slow(const FlowKey& key, const Hash128& hash, std::uint64_t estimate,
+                                       std::uint64_t weight) noexcept {
     const std::uint64_t h = hash.h1;
     std::uint32_t slot = find_slot(key, h);
     if (table_[slot] != empty_slot) {
         // Estimates only grow within a window; a raised key sinks in a min-heap.
         HeapEntry& entry = heap_[table_[slot]];
+        entry.exact += weight;
         if (estimate <= entry.estimate) return;
         entry.estimate = estimate;
         sift_down(table_[slot]);
@@ -100,7 +102,8 @@ void HeavyHitterCandidates::offer_slow(const FlowKey& key, const Hash128& hash,
         erase_slot(heap_[0].slot);
         slot = find_slot(key, h);
     }
-    heap_[pos] = HeapEntry{key, estimate, slot};
+    // The estimate includes the entering weight; what came before is bounded by the rest.
+    heap_[pos] = HeapEntry{key, estimate, weight, estimate - std::min(weight, estimate), slot};
     table_[slot] = pos;
     table_hash_[slot] = h;
     if (pos == 0 && size_ == capacity_) {
@@ -113,7 +116,10 @@ void HeavyHitterCandidates::offer_slow(const FlowKey& key, const Hash128& hash,
 std::vector<HeavyHitterCandidates::Entry> HeavyHitterCandidates::entries() const {
     std::vector<Entry> out;
     out.reserve(size_);
-    for (std::uint32_t i = 0; i < size_; ++i) out.push_back(Entry{heap_[i].key, heap_[i].estimate});
+    for (std::uint32_t i = 0; i < size_; ++i) {
+        const HeapEntry& e = heap_[i];
+        out.push_back(Entry{e.key, e.estimate, e.exact, e.exact + e.before_entry});
+    }
     return out;
 }
 

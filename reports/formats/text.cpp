@@ -54,7 +54,7 @@ void append_table(std::string& text, const char* title, const char* unit,
                        protocol_name(flow.key.protocol), endpoint(flow.key, true), src_width,
                        endpoint(flow.key, false), dst_width, with_separators(flow.estimate),
                        with_separators(flow.lower), share);
-        if (flow.shares_cells) fmt::format_to(out, "         ^ shares every sketch cell with another flow listed: estimate bounds their sum\n");
+        if (flow.shares_cells) fmt::format_to(out, "         ^ shares every sketch cell with another candidate: the lower bound is what it sent since it became one\n");
     }
 }
 
@@ -115,7 +115,7 @@ void append_key_table(std::string& text, const char* title, const core::TopList&
         }
         *out++ = '\n';
         if (row.shares_cells) {
-            fmt::format_to(out, "         ^ shares every sketch cell with another key listed: estimate bounds their sum\n");
+            fmt::format_to(out, "         ^ shares every sketch cell with another candidate: the lower bound is what it sent since it became one\n");
         }
     }
 }

@@ -218,7 +218,7 @@ std::string render_bar_chart(const BarChart& chart) {
                        "<text class=\"value\" x=\"{:.1f}\" y=\"{:.1f}\">{}</text></g>",
                        bar.flagged ? " flagged" : "", escape(bar.label), short_number(bar.estimate),
                        escape(chart.unit), short_number(bar.lower),
-                       bar.flagged ? "; shares every sketch cell with another key: the estimate bounds their sum" : "",
+                       bar.flagged ? "; shares every sketch cell with another candidate: the lower bound is what it sent since it became one" : "",
                        plot_left - 6, mid + 4, escape(clip(bar.label, label_chars)),
                        plot_left, y + 3, px(bar.estimate) - plot_left, row - 6,
                        px(bar.lower), mid, px(bar.estimate), mid,

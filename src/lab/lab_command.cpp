@@ -6,13 +6,17 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "src/cli/range.hpp"
 #include "src/commands.hpp"
 #include "src/lab/experiments.hpp"
+#include "src/lab/lab_html.hpp"
 
 namespace flowsketch::app {
 namespace {
@@ -23,16 +27,35 @@ using Experiment = std::vector<Table> (*)(const lab::LabOptions&);
 struct LabCommandOptions {
     lab::LabOptions lab;
     std::string format = "text";
+    std::string html;  // the page's path, or "" for none
 };
 
-int run_lab(const LabCommandOptions& options, const std::vector<Experiment>& experiments) {
+// Written beside its place and renamed over it: a reader sees the old page or the new one.
+void write_page(const std::string& path, const std::string& page) {
+    const std::string temporary = path + ".tmp";
+    {
+        std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+        out << page;
+        out.flush();
+        if (!out) throw std::runtime_error("--html: cannot write " + temporary);
+    }
+    std::error_code error;
+    std::filesystem::rename(temporary, path, error);
+    if (error) {
+        std::filesystem::remove(temporary, error);
+        throw std::runtime_error("--html: cannot write " + path);
+    }
+}
+
+int run_lab(const std::string& name, const LabCommandOptions& options, const std::vector<Experiment>& experiments) {
     lab::LabOptions lab_options = options.lab;
     lab_options.format = options.format == "json" ? lab::Format::json : lab::Format::text;
     bool all_within = true;
     std::size_t outside = 0;
+    std::vector<Table> tables;
     try {
         for (const Experiment experiment : experiments) {
-            for (const Table& table : experiment(lab_options)) {
+            for (Table& table : experiment(lab_options)) {
                 lab::print_table(table, lab_options.format);
                 for (const auto& row : table.rows) {
                     if (!row.within()) {
@@ -41,7 +64,15 @@ int run_lab(const LabCommandOptions& options, const std::vector<Experiment>& exp
                     }
                 }
                 std::fflush(stdout);
+                if (!options.html.empty()) tables.push_back(std::move(table));
             }
+        }
+        if (!options.html.empty()) {
+            std::string command = "flowsketch lab " + name;
+            if (options.lab.trials != 0) command += " --trials " + std::to_string(options.lab.trials);
+            if (options.lab.paper_trials) command += " --paper-trials";
+            command += " --seed " + std::to_string(options.lab.seed);
+            write_page(options.html, lab::lab_page(tables, command));
         }
     } catch (const std::exception& e) {
         fmt::print(stderr, "flowsketch lab: error: {}\n", e.what());
@@ -72,6 +103,9 @@ void add_common_options(CLI::App* cmd, LabCommandOptions& options) {
                     "Worker threads for trials (results do not depend on it)")
         ->check(cli::Range(1u, 256u))
         ->capture_default_str();
+    cmd->add_option("--html", options.html,
+                    "Also write the tables and the papers' figures to FILE as one self-contained HTML page")
+        ->type_name("FILE");
 }
 
 }  // namespace
@@ -103,8 +137,8 @@ void setup_lab_command(CLI::App& app, CommandRunner& runner) {
         auto options = std::make_shared<LabCommandOptions>();
         CLI::App* cmd = lab_cmd->add_subcommand(entry.name, entry.help);
         add_common_options(cmd, *options);
-        cmd->callback([options, experiments = entry.experiments, &runner] {
-            runner = [options, experiments] { return run_lab(*options, experiments); };
+        cmd->callback([options, name = std::string(entry.name), experiments = entry.experiments, &runner] {
+            runner = [options, name, experiments] { return run_lab(name, *options, experiments); };
         });
     }
 }

@@ -31,9 +31,11 @@ MeasurementConfig small_config(std::uint32_t width, std::uint32_t depth) {
 }
 
 // A light flow that shares every sketch cell with a heavy one gets the heavy
-// one's estimate; selection would make it a phantom heavy hitter with a false
-// lower bound. Both must be flagged and their lower bounds dropped to 0.
-TEST(FlowMeasurement, FlowsSharingEveryCellAreFlaggedWithLowerBoundZero) {
+// one's Count-Min estimate; selection would make it a phantom heavy hitter
+// with a false lower bound. Both are flagged; the candidates' exact counts
+// tell them apart: each is estimated as the cells less the other's exact
+// count, and its lower bound is its own exact count.
+TEST(FlowMeasurement, FlowsSharingEveryCellAreFlaggedAndToldApartByExactCounts) {
     const MeasurementConfig config = small_config(11, 3);
     FlowMeasurement measurement(config);
     CountMinSketch probe(measurement.sketch_params());
@@ -54,14 +56,17 @@ TEST(FlowMeasurement, FlowsSharingEveryCellAreFlaggedWithLowerBoundZero) {
     for (int i = 0; i < 1000; ++i) measurement.add(PacketRecord{heavy, i, 100, 0});
     measurement.add(PacketRecord{twin, 1000, 100, 0});
     const WindowSummary summary = measurement.summary(core::Window::run);
-    ASSERT_GE(summary.top_packets.size(), 2u);
-    for (int i = 0; i < 2; ++i) {
-        const HeavyHitter& h = summary.top_packets[static_cast<std::size_t>(i)];
-        EXPECT_TRUE(h.key == heavy || h.key == twin);
-        EXPECT_TRUE(h.shares_cells);
-        EXPECT_EQ(h.lower, 0u);
-        EXPECT_EQ(h.estimate, 1001u);  // the pair's sum: an upper bound for each
-    }
+    ASSERT_EQ(summary.top_packets.size(), 2u);
+    const HeavyHitter& first = summary.top_packets[0];
+    const HeavyHitter& second = summary.top_packets[1];
+    EXPECT_EQ(first.key, heavy);
+    EXPECT_EQ(second.key, twin);
+    EXPECT_TRUE(first.shares_cells);
+    EXPECT_TRUE(second.shares_cells);
+    EXPECT_EQ(first.estimate, 1000u);  // the cells' 1,001 less the twin's exact 1
+    EXPECT_EQ(first.lower, 1000u);
+    EXPECT_EQ(second.estimate, 1u);
+    EXPECT_EQ(second.lower, 1u);
 }
 
 TEST(FlowMeasurement, DistinctCellsKeepTheirLowerBound) {

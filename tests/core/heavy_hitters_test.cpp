@@ -72,6 +72,36 @@ TEST(HeavyHitterCandidates, IndexStaysConsistentThroughEvictions) {
     }
 }
 
+// A candidate counts exactly what is offered for it from the offer that let
+// it in; what it had before is bounded by the estimate it entered with. An
+// evicted key starts again from zero when it comes back.
+TEST(HeavyHitterCandidates, CountsTheWeightOfferedSinceEntryExactly) {
+    HeavyHitterCandidates candidates(2);
+    const FlowKey a = key_for(1);
+    const FlowKey b = key_for(2);
+    const FlowKey c = key_for(3);
+    // a enters with weight 5 in an estimate of 105 (100 of other keys' weight, or its own before).
+    candidates.offer(a, hash_key(a, 0), 105, 5);
+    candidates.offer(b, hash_key(b, 0), 50, 50);
+    candidates.offer(a, hash_key(a, 0), 112, 7);
+    candidates.offer(a, hash_key(a, 0), 115, 3);
+    const auto entry_of = [&](const FlowKey& key) {
+        for (const auto& entry : candidates.entries()) {
+            if (entry.key == key) return entry;
+        }
+        ADD_FAILURE() << "not a candidate";
+        return HeavyHitterCandidates::Entry{};
+    };
+    EXPECT_EQ(entry_of(a).exact, 15u);
+    EXPECT_EQ(entry_of(a).upper, 115u);  // 100 before entry + 15 since
+    EXPECT_EQ(entry_of(b).exact, 50u);
+    EXPECT_EQ(entry_of(b).upper, 50u);
+    candidates.offer(c, hash_key(c, 0), 60, 60);  // evicts b (50)
+    candidates.offer(b, hash_key(b, 0), 70, 20);  // evicts c (60), b comes back
+    EXPECT_EQ(entry_of(b).exact, 20u);
+    EXPECT_EQ(entry_of(b).upper, 70u);
+}
+
 TEST(HeavyHitterCandidates, ClearEmptiesAndMemoryIsFixed) {
     HeavyHitterCandidates candidates(32);
     const std::size_t memory = candidates.memory_bytes();

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "core/measure/flow_measurement.hpp"
 #include "core/sketch/serialization.hpp"
@@ -33,14 +36,26 @@ WindowValue measure(const MeasurementConfig& config, std::span<const PacketRecor
     return measurement.window_value(Window::run);
 }
 
-TEST(WindowValue, MergedSplitsCarryTheEstimatesOfTheWhole) {
+// The candidates' exact counts depend on when a key entered each part's set,
+// so the merge's corrected estimates may differ from the whole's (both are
+// bounds of the truth: MergedCandidateCountsStayBoundsOfTheTruth); without
+// them the lists are the sketch's, which merges exactly.
+TEST(WindowValue, MergedSplitsCarryTheSketchOfTheWhole) {
     const MeasurementConfig config = config_with_keys();
     const std::vector<PacketRecord> stream = skewed_stream(60000, 3000, 5);
     const std::span<const PacketRecord> all(stream);
-    const WindowValue whole = measure(config, all);
+    WindowValue whole = measure(config, all);
+    for (KeyWindow& key : whole.keys) key.candidate_counts = {};
     for (const std::size_t cut : {std::size_t{1}, std::size_t{20000}, std::size_t{59999}}) {
         WindowValue merged = measure(config, all.first(cut));
         merged.merge(measure(config, all.subspan(cut)));
+        ASSERT_EQ(merged.keys.size(), whole.keys.size());
+        for (std::size_t k = 0; k < whole.keys.size(); ++k) {
+            const auto a = whole.keys[k].sketch.counters();
+            const auto b = merged.keys[k].sketch.counters();
+            EXPECT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << "key " << k << " cut " << cut;
+            merged.keys[k].candidate_counts = {};
+        }
         const WindowSummary a = whole.summary();
         const WindowSummary b = merged.summary();
         expect_same_window(a, b);
@@ -105,6 +120,68 @@ TEST(WindowValue, SerialisesAndReadsBackTheSameValue) {
     EXPECT_EQ(back.interfaces.at(0).dropped, 83u);
     EXPECT_EQ(back.flows.new_undercount_bound, value.flows.new_undercount_bound);
     EXPECT_EQ(back.serialize(), bytes);
+}
+
+// Candidates' exact counts merge as lower bounds: every part counted at most
+// its own packets of a key. Each row of the merge stays within its truth.
+TEST(WindowValue, MergedCandidateCountsStayBoundsOfTheTruth) {
+    MeasurementConfig config = config_with_keys();
+    config.candidates = 16;  // fewer than the flows: keys enter late and leave
+    const std::vector<PacketRecord> stream = skewed_stream(60000, 3000, 11);
+    std::map<FlowKey, std::pair<std::uint64_t, std::uint64_t>, bool (*)(const FlowKey&, const FlowKey&)> truth(
+        [](const FlowKey& a, const FlowKey& b) { return compare_keys(a, b) < 0; });
+    for (const PacketRecord& packet : stream) {
+        truth[packet.key].first += 1;
+        truth[packet.key].second += packet.wire_length;
+    }
+    const std::span<const PacketRecord> all(stream);
+    const WindowValue first = measure(config, all.first(25000));
+    const WindowValue second = measure(config, all.subspan(25000));
+    WindowValue merged = first;
+    merged.merge(second);
+    for (std::size_t w = 0; w < 2; ++w) {
+        const KeyWindow& key = merged.keys[0];
+        ASSERT_EQ(key.candidate_counts[w].size(), key.candidates[w].size());
+        for (std::size_t i = 0; i < key.candidates[w].size(); ++i) {
+            const auto counted = truth.at(key.candidates[w][i]);
+            const std::uint64_t true_count = w == 0 ? counted.first : counted.second;
+            EXPECT_LE(key.candidate_counts[w][i].exact, true_count);
+            EXPECT_GE(key.candidate_counts[w][i].upper, true_count);
+        }
+    }
+    const WindowSummary summary = merged.summary();
+    for (const TopList* list : {&summary.top_packets, &summary.top_bytes}) {
+        ASSERT_FALSE(list->empty());
+        for (const HeavyHitter& row : *list) {
+            const auto counted = truth.at(row.key);
+            const std::uint64_t true_count = list->weight == Weight::packets ? counted.first : counted.second;
+            EXPECT_GE(row.estimate, true_count);
+            EXPECT_LE(row.lower, true_count);
+        }
+    }
+}
+
+// Values written before candidates carried exact counts (version 3) still
+// read: their lists are ranked on the sketch alone.
+TEST(WindowValue, ReadsValuesWithoutCandidateCounts) {
+    MeasurementConfig config = config_with_keys();
+    config.extra_keys.clear();
+    WindowValue value = measure(config, skewed_stream(20000, 1000, 9));
+    ASSERT_FALSE(value.keys[0].candidate_counts[0].empty());
+    for (auto& counts : value.keys[0].candidate_counts) counts.clear();
+    const std::vector<std::uint8_t> bytes = value.serialize();
+    // Version 4 adds two u32 counts (0 here) after the key's candidate lists,
+    // which a value with one key and no flows ends with, before u32 totals.
+    constexpr std::size_t header = 24;
+    constexpr std::size_t checksum = 8;
+    std::vector<std::uint8_t> body(bytes.begin() + header, bytes.end() - checksum);
+    ASSERT_EQ(std::vector<std::uint8_t>(body.end() - 12, body.end()), std::vector<std::uint8_t>(12, 0));
+    body.erase(body.end() - 12, body.end() - 4);
+    const WindowValue old = WindowValue::deserialize(frame_value(SketchKind::window_value, 3, value.hash_seed, body));
+    EXPECT_TRUE(old.keys[0].candidate_counts[0].empty());
+    EXPECT_EQ(old.keys[0].candidates[1], value.keys[0].candidates[1]);
+    expect_same_window(value.summary(), old.summary());
+    EXPECT_EQ(old.serialize(), bytes);
 }
 
 TEST(WindowValue, DamagedOrForeignBytesAreRefusedWhole) {
