@@ -69,6 +69,16 @@ struct FileInterfaceReport {
     std::uint64_t unfiltered = 0;  // not counted: the filter does not compile for its link type
 };
 
+/// The ClickHouse export (--clickhouse) so far in the run, as of the report:
+/// every count is cumulative.
+struct ClickHouseExportCounts {
+    std::uint64_t delivered = 0;    // windows whole in ClickHouse
+    std::uint64_t undelivered = 0;  // windows given up: pushed out of the full queue, or left at the end
+    std::uint64_t spilled = 0;      // of those, written to the spill directory as snapshots
+    std::uint64_t queued = 0;       // windows waiting now
+    std::uint64_t retries = 0;      // failed delivery attempts (each retried after a backoff)
+};
+
 struct Report {
     ReportKind kind = ReportKind::interval;
     double start = 0;  // Unix seconds (interval: nominal boundary; final: first frame)
@@ -100,6 +110,9 @@ struct Report {
     std::string probe;
     /// The hash seed of every sketch (--seed): probes merge only at the same seed.
     std::uint64_t seed = 0;
+    /// Measuring runs with --clickhouse: how the export went so far.
+    bool has_clickhouse = false;
+    ClickHouseExportCounts clickhouse;
 };
 
 const char* kind_name(ReportKind kind) noexcept;

@@ -20,6 +20,7 @@
 #include "reports/report_writer.hpp"
 #include "src/core_contention.hpp"
 #include "src/measurement_worker.hpp"
+#include "src/sinks/clickhouse_exporter.hpp"
 #include "src/sinks/snapshot_writer.hpp"
 
 namespace flowsketch::app {
@@ -41,6 +42,8 @@ struct PipelineConfig {
     std::string probe;
     /// --snapshot-dir: where each closed window's snapshot goes (none if null).
     SnapshotWriter* snapshots = nullptr;
+    /// --clickhouse: where each closed window is exported (none if null).
+    ClickHouseExporter* clickhouse = nullptr;
 };
 
 class Pipeline {

@@ -319,7 +319,17 @@ std::string to_json(const Report& report) {
     fmt::format_to(out, "],\"probe\":");
     append_json_string(out, report.probe);
     // A string: a 64-bit seed does not survive a reader's doubles.
-    fmt::format_to(out, ",\"seed\":\"{:#018x}\"}}", report.seed);
+    fmt::format_to(out, ",\"seed\":\"{:#018x}\"", report.seed);
+    if (report.has_clickhouse) {
+        const ClickHouseExportCounts& export_counts = report.clickhouse;
+        fmt::format_to(out,
+                       ",\"clickhouse_delivered_intervals\":{},\"clickhouse_undelivered_intervals\":{},"
+                       "\"clickhouse_spilled_intervals\":{},\"clickhouse_queued_intervals\":{},"
+                       "\"clickhouse_retries\":{}",
+                       export_counts.delivered, export_counts.undelivered, export_counts.spilled,
+                       export_counts.queued, export_counts.retries);
+    }
+    fmt::format_to(out, "}}");
     return text;
 }
 
