@@ -409,6 +409,7 @@ std::unique_ptr<ClickHouseExporter> make_clickhouse_exporter(const MeasureOption
     exporter.timeout = std::chrono::milliseconds(std::llround(options.clickhouse.timeout * 1000));
     if (!options.snapshot_dir.empty()) exporter.spill_directory = options.snapshot_dir + "/clickhouse-undelivered";
     exporter.sync_spills = !options.interfaces.empty();
+    exporter.wait_when_full = options.interfaces.empty();
     return std::make_unique<ClickHouseExporter>(exporter);
 }
 

@@ -36,13 +36,16 @@ void ClickHouseExporter::say(const std::string& message) const {
 void ClickHouseExporter::submit(reports::Snapshot snapshot) {
     std::optional<Pending> pushed_out;
     {
-        std::lock_guard lock(mutex_);
+        std::unique_lock lock(mutex_);
+        if (options_.wait_when_full) {
+            changed_.wait(lock, [this] { return queue_.size() < options_.queue || failing_ || stopping_; });
+        }
         if (queue_.size() >= options_.queue) {
             pushed_out.emplace(std::move(queue_.front()));
             queue_.pop_front();
         }
-        queue_.push_back(Pending{std::move(snapshot), std::nullopt, 0});
-        counts_.queued = queue_.size();
+        queue_.push_back(Pending{std::move(snapshot), std::nullopt});
+        counts_.queued = queue_.size() + in_flight_;
         changed_.notify_all();
     }
     // The spill writer's submit does not wait (its own queue is bounded and
@@ -83,69 +86,94 @@ void ClickHouseExporter::give_up(Pending pending, const std::string& why) {
     }
 }
 
-bool ClickHouseExporter::deliver(Pending& pending) {
-    if (!pending.rows) pending.rows = clickhouse_rows(pending.snapshot);
-    // The window's row in `intervals` goes last: a window is whole in
+void ClickHouseExporter::deliver(Batch& batch) {
+    if (batch.inserted == 0 && batch.rows.sketch_rows.empty()) {
+        for (Pending& pending : batch.windows) {
+            if (!pending.rows) pending.rows = clickhouse_rows(pending.snapshot);
+            batch.rows.sketch_rows += pending.rows->sketch_rows;
+            batch.rows.candidates += pending.rows->candidates;
+            batch.rows.interval += pending.rows->interval;
+        }
+    }
+    // The windows' rows in `intervals` go last: a window is whole in
     // ClickHouse once it is there, and a retry resumes after the inserts that
     // succeeded instead of repeating them.
     const std::tuple<std::string_view, std::string_view, const std::string*> inserts[] = {
-        {sketch_rows_table, "RowBinary", &pending.rows->sketch_rows},
-        {candidates_table, "TabSeparated", &pending.rows->candidates},
-        {intervals_table, "RowBinary", &pending.rows->interval},
+        {sketch_rows_table, "RowBinary", &batch.rows.sketch_rows},
+        {candidates_table, "TabSeparated", &batch.rows.candidates},
+        {intervals_table, "RowBinary", &batch.rows.interval},
     };
-    for (; pending.inserted < std::size(inserts); ++pending.inserted) {
-        const auto& [table, format, body] = inserts[pending.inserted];
+    for (; batch.inserted < std::size(inserts); ++batch.inserted) {
+        const auto& [table, format, body] = inserts[batch.inserted];
         if (body->empty()) continue;
         client_.execute(fmt::format("INSERT INTO {} FORMAT {}", client_.table(table), format), *body);
     }
-    return true;
 }
 
 void ClickHouseExporter::run() {
     std::chrono::milliseconds backoff = options_.first_backoff;
+    Batch batch;
     std::unique_lock lock(mutex_);
     for (;;) {
-        changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;  // stopping, and everything is delivered
-        Pending pending = std::move(queue_.front());
-        queue_.pop_front();
-        counts_.queued = queue_.size();
+        if (batch.windows.empty()) {
+            changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+            if (queue_.empty()) return;  // stopping, and everything is delivered
+            batch = Batch{};
+            while (!queue_.empty() && batch.windows.size() < options_.queue) {
+                batch.windows.push_back(std::move(queue_.front()));
+                queue_.pop_front();
+            }
+            in_flight_ = batch.windows.size();
+            counts_.queued = queue_.size() + in_flight_;
+            changed_.notify_all();  // places are free
+        }
         const bool past_deadline = stopping_ && std::chrono::steady_clock::now() >= stop_deadline_;
         lock.unlock();
-        if (past_deadline) {
-            give_up(std::move(pending), "ClickHouse did not take it before the end of the run");
-            lock.lock();
-            continue;
-        }
         std::string error;
-        try {
-            deliver(pending);
-        } catch (const ClickHouseError& e) {
-            error = e.what();
-        } catch (const std::invalid_argument& e) {  // cannot be encoded: retrying will not help
-            give_up(std::move(pending), e.what());
+        if (past_deadline) {
+            error = "ClickHouse did not take it before the end of the run";
+        } else {
+            try {
+                deliver(batch);
+            } catch (const ClickHouseError& e) {
+                error = e.what();
+            } catch (const std::invalid_argument& e) {  // cannot be encoded: retrying will not help
+                for (Pending& pending : batch.windows) give_up(std::move(pending), e.what());
+                batch.windows.clear();
+                lock.lock();
+                in_flight_ = 0;
+                continue;
+            }
+        }
+        if (past_deadline) {
+            for (Pending& pending : batch.windows) give_up(std::move(pending), error);
+            batch.windows.clear();
             lock.lock();
+            in_flight_ = 0;
             continue;
         }
         if (error.empty()) {
             lock.lock();
-            ++counts_.delivered;
+            counts_.delivered += batch.windows.size();
+            batch.windows.clear();
+            in_flight_ = 0;
+            counts_.queued = queue_.size();
+            backoff = options_.first_backoff;
             if (failing_) {
                 failing_ = false;
+                const std::uint64_t retries = counts_.retries;
                 lock.unlock();
-                say(fmt::format("delivering again after {} failed attempts", counts_.retries));
+                say(fmt::format("delivering again after {} failed attempts", retries));
                 lock.lock();
             }
-            backoff = options_.first_backoff;
             continue;
         }
         lock.lock();
         ++counts_.retries;
         const bool announce = !failing_;
         failing_ = true;
-        queue_.push_front(std::move(pending));  // first again: windows go in order
-        counts_.queued = queue_.size();
-        const std::size_t queued = queue_.size();
+        changed_.notify_all();  // a replay waiting for a place pushes the oldest out now
+        const std::size_t queued = queue_.size() + batch.windows.size();
         lock.unlock();
         if (announce) say(fmt::format("{}; retrying with backoff ({} windows queued)", error, queued));
         lock.lock();

@@ -16,6 +16,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "reports/report.hpp"
 #include "reports/snapshot.hpp"
@@ -30,6 +31,11 @@ struct ClickHouseExporterOptions {
     /// Windows waiting for delivery (beside the one being delivered). A
     /// window that finds them all taken pushes the oldest out: it is spilled.
     std::size_t queue = 16;
+    /// Replays: a window that finds the queue full waits for a free place
+    /// while ClickHouse takes windows (packet time does not outrun it), and
+    /// pushes the oldest out only while deliveries fail. Live capture never
+    /// waits.
+    bool wait_when_full = false;
     std::chrono::milliseconds timeout{5000};  // per HTTP exchange
     std::chrono::milliseconds first_backoff{100};
     std::chrono::milliseconds max_backoff{5000};
@@ -64,11 +70,17 @@ private:
     struct Pending {
         reports::Snapshot snapshot;
         std::optional<ClickHouseRows> rows;  // encoded on first attempt
-        unsigned inserted = 0;               // tables already holding it, in insert order
+    };
+    /// Windows delivered together: one INSERT per table for all of them
+    /// (ClickHouse takes few large inserts much faster than many small ones).
+    struct Batch {
+        std::vector<Pending> windows;
+        ClickHouseRows rows;    // the windows' rows, concatenated
+        unsigned inserted = 0;  // tables already holding them, in insert order
     };
 
     void run();
-    bool deliver(Pending& pending);  // false: not (wholly) delivered; retry later
+    void deliver(Batch& batch);  // throws ClickHouseError; resumes after the inserts that succeeded
     void give_up(Pending pending, const std::string& why);  // spill or count it
     void say(const std::string& message) const;
 
@@ -78,6 +90,7 @@ private:
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::deque<Pending> queue_;
+    std::size_t in_flight_ = 0;  // windows of the batch being delivered
     bool stopping_ = false;
     std::chrono::steady_clock::time_point stop_deadline_{};
     reports::ClickHouseExportCounts counts_;
