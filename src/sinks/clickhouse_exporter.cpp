@@ -10,6 +10,13 @@
 #include "src/clickhouse_schema.hpp"
 
 namespace flowsketch::app {
+namespace {
+
+// Windows per batch: at the defaults 8 windows are 6 MB of sketch rows, one
+// insert well within the default timeout.
+constexpr std::size_t max_batch_windows = 8;
+
+}  // namespace
 
 ClickHouseExporter::ClickHouseExporter(ClickHouseExporterOptions options)
     : options_(std::move(options)), client_(options_.endpoint, options_.timeout) {
@@ -119,7 +126,7 @@ void ClickHouseExporter::run() {
             changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
             if (queue_.empty()) return;  // stopping, and everything is delivered
             batch = Batch{};
-            while (!queue_.empty() && batch.windows.size() < options_.queue) {
+            while (!queue_.empty() && batch.windows.size() < max_batch_windows) {
                 batch.windows.push_back(std::move(queue_.front()));
                 queue_.pop_front();
             }
@@ -155,6 +162,8 @@ void ClickHouseExporter::run() {
         if (error.empty()) {
             lock.lock();
             counts_.delivered += batch.windows.size();
+            // At the end, a server that keeps taking windows gets the time to take them all.
+            if (stopping_) stop_deadline_ = std::chrono::steady_clock::now() + options_.finish_grace;
             batch.windows.clear();
             in_flight_ = 0;
             counts_.queued = queue_.size();

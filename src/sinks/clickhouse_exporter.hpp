@@ -39,7 +39,8 @@ struct ClickHouseExporterOptions {
     std::chrono::milliseconds timeout{5000};  // per HTTP exchange
     std::chrono::milliseconds first_backoff{100};
     std::chrono::milliseconds max_backoff{5000};
-    /// How long finish() keeps retrying what is queued before spilling it.
+    /// How long finish() keeps trying what is queued, since the last
+    /// successful delivery, before spilling it.
     std::chrono::milliseconds finish_grace{10000};
     /// Where undelivered windows go as snapshot files (empty: nowhere, they
     /// are only counted).
