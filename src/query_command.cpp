@@ -248,7 +248,7 @@ int run_query(const QueryOptions& options) {
             const auto& keys = buckets.first().keys;
             if (std::find_if(keys.begin() + 1, keys.end(), [&](const core::KeyWindow& key) { return key.spec == spec; }) ==
                 keys.end()) {
-                return fail(exit_usage_error, fmt::format("--key {}: not among the windows' key specs", spec.name()));
+                return fail(exit_runtime_error, fmt::format("--key {}: not among the windows' key specs", spec.name()));
             }
         }
         // The merge, inside ClickHouse: each row's counters summed over the
