@@ -24,8 +24,9 @@ ClickHouseExporter::ClickHouseExporter(ClickHouseExporterOptions options)
         SnapshotWriterOptions spill;
         spill.directory = options_.spill_directory;
         // Never waits: the measuring thread spills what the full queue pushes
-        // out. Room for the whole export queue, given up at once at the end.
-        spill.queue = options_.queue + 4;
+        // out. Room for the whole queue and the batch in flight, given up at
+        // once at the end.
+        spill.queue = options_.queue + max_batch_windows + 4;
         spill.wait_when_full = false;
         spill.sync_each = options_.sync_spills;
         spill_ = std::make_unique<SnapshotWriter>(spill);
