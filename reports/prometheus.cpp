@@ -197,6 +197,15 @@ void PrometheusExposition::observe(const Report& report) {
     // The gauges take a complete interval; else, until there is one, what
     // there is: a partial interval, or the whole run of --interval 0.
     bool describe = false;
+    if (report.has_clickhouse) {  // cumulative: the largest seen keeps them monotone
+        has_clickhouse_ = true;
+        clickhouse_.delivered = std::max(clickhouse_.delivered, report.clickhouse.delivered);
+        clickhouse_.undelivered = std::max(clickhouse_.undelivered, report.clickhouse.undelivered);
+        clickhouse_.spilled = std::max(clickhouse_.spilled, report.clickhouse.spilled);
+        clickhouse_.retries = std::max(clickhouse_.retries, report.clickhouse.retries);
+        clickhouse_.queued = report.clickhouse.queued;
+    }
+
     if (is_final) {
         ++final_reports_;
         describe = interval_reports_ == 0;
@@ -311,6 +320,24 @@ std::string PrometheusExposition::render() const {
     interface_family("flowsketch_interface_packets_if_dropped_total",
                      "Whole run: packets the interface or driver dropped (libpcap ps_ifdrop)",
                      &InterfaceTotals::if_dropped);
+
+    if (has_clickhouse_) {
+        writer.family("flowsketch_clickhouse_delivered_intervals_total", "counter",
+                      "Windows exported whole to ClickHouse (--clickhouse)");
+        writer.sample("", clickhouse_.delivered);
+        writer.family("flowsketch_clickhouse_undelivered_intervals_total", "counter",
+                      "Windows ClickHouse did not get: pushed out of the full queue or left at the end");
+        writer.sample("", clickhouse_.undelivered);
+        writer.family("flowsketch_clickhouse_spilled_intervals_total", "counter",
+                      "Undelivered windows written to the spill directory as snapshots");
+        writer.sample("", clickhouse_.spilled);
+        writer.family("flowsketch_clickhouse_retries_total", "counter",
+                      "Failed ClickHouse delivery attempts, each retried after a backoff");
+        writer.sample("", clickhouse_.retries);
+        writer.family("flowsketch_clickhouse_queued_intervals", "gauge",
+                      "Windows waiting for delivery to ClickHouse at the last report");
+        writer.sample("", clickhouse_.queued);
+    }
 
     if (!gauges_) return text;  // no completed report yet: nothing to describe
     const Report& last = *gauges_;

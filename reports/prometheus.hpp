@@ -75,6 +75,10 @@ public:
     std::uint64_t reports_observed() const noexcept { return interval_reports_ + final_reports_; }
 
 private:
+    // The ClickHouse export's counters (cumulative in each report already).
+    bool has_clickhouse_ = false;
+    ClickHouseExportCounts clickhouse_;
+
     struct Totals {
         std::uint64_t frames = 0;
         std::uint64_t packets = 0;

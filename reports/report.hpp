@@ -76,6 +76,16 @@ struct FileInterfaceReport {
     std::optional<std::uint64_t> os_dropped;
 };
 
+/// The ClickHouse export (--clickhouse) so far in the run, as of the report:
+/// every count is cumulative.
+struct ClickHouseExportCounts {
+    std::uint64_t delivered = 0;    // windows whole in ClickHouse
+    std::uint64_t undelivered = 0;  // windows given up: pushed out of the full queue, or left at the end
+    std::uint64_t spilled = 0;      // of those, written to the spill directory as snapshots
+    std::uint64_t queued = 0;       // windows waiting now
+    std::uint64_t retries = 0;      // failed delivery attempts (each retried after a backoff)
+};
+
 struct Report {
     ReportKind kind = ReportKind::interval;
     /// An interval report cut short by the end of the run (the last of a
@@ -114,6 +124,9 @@ struct Report {
     /// --verify: the window's answers checked against exact counts (docs/verify.md).
     bool has_verify = false;
     core::VerifySection verify;
+    /// Measuring runs with --clickhouse: how the export went so far.
+    bool has_clickhouse = false;
+    ClickHouseExportCounts clickhouse;
 };
 
 const char* kind_name(ReportKind kind) noexcept;

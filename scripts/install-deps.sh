@@ -19,6 +19,7 @@ packages=(
   time                                           # /usr/bin/time: peak RSS in benchmarks
   tcpreplay iproute2 procps                      # live-capture test: veth pair in namespaces
   prometheus curl                                # monitoring test: a real Prometheus scrapes /metrics
+  clickhouse-server clickhouse-client            # ClickHouse export and query tests: a real server per test
   groff-base                                     # install test: the man page renders without warnings
   chromium                                       # --html test: the page rendered in a headless browser
 )

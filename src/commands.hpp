@@ -23,6 +23,10 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner);
 void setup_gen_command(CLI::App& app, CommandRunner& runner);
 /// `flowsketch merge`: snapshots of many probes and intervals into reports.
 void setup_merge_command(CLI::App& app, CommandRunner& runner);
+/// `flowsketch clickhouse-schema`: the tables --clickhouse exports to.
+void setup_clickhouse_schema_command(CLI::App& app, CommandRunner& runner);
+/// `flowsketch query`: windows exported to ClickHouse, merged there, as reports.
+void setup_query_command(CLI::App& app, CommandRunner& runner);
 /// `flowsketch lab`: reproduce the seed papers' experiments.
 void setup_lab_command(CLI::App& app, CommandRunner& runner);
 

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
     setup_gen_command(app, runner);
     setup_lab_command(app, runner);
     setup_merge_command(app, runner);
+    setup_query_command(app, runner);
+    setup_clickhouse_schema_command(app, runner);
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "src/cli/range.hpp"
+#include "src/clickhouse_options.hpp"
 #include "src/commands.hpp"
 #include "src/progress_meter.hpp"
 #include "reports/format_registry.hpp"
@@ -78,6 +79,7 @@ struct MeasureOptions {
     std::uint64_t seed = core::MeasurementConfig{}.hash_seed;
     std::string snapshot_dir;   // --snapshot-dir: a snapshot file per window
     VerifyOptions verify;
+    ClickHouseOptions clickhouse;  // --clickhouse: each window exported
 };
 
 volatile std::sig_atomic_t stop_requested = 0;
@@ -395,6 +397,26 @@ std::unique_ptr<ProgressMeter> make_progress_meter(const MeasureOptions& options
     return std::make_unique<ProgressMeter>(stderr, ProgressMeter::Input::files, total);
 }
 
+// --clickhouse: the exporter, spilling to --snapshot-dir's clickhouse-undelivered/.
+std::unique_ptr<ClickHouseExporter> make_clickhouse_exporter(const MeasureOptions& options,
+                                                             const core::MeasurementConfig& measurement) {
+    for (const core::KeySpec& spec : measurement.extra_keys) {
+        if (spec.counts_distinct()) {
+            throw std::invalid_argument(fmt::format(
+                "--key {}: distinct counts are not exported to ClickHouse; drop :distinct or --clickhouse",
+                spec.name()));
+        }
+    }
+    ClickHouseExporterOptions exporter;
+    exporter.endpoint = clickhouse_endpoint(options.clickhouse);
+    exporter.queue = options.clickhouse.queue;
+    exporter.timeout = std::chrono::milliseconds(std::llround(options.clickhouse.timeout * 1000));
+    if (!options.snapshot_dir.empty()) exporter.spill_directory = options.snapshot_dir + "/clickhouse-undelivered";
+    exporter.sync_spills = !options.interfaces.empty();
+    exporter.wait_when_full = options.interfaces.empty();
+    return std::make_unique<ClickHouseExporter>(exporter);
+}
+
 int run_measure(const MeasureOptions& options) {
     if (options.files.empty() && options.interfaces.empty()) {
         return fail(exit_usage_error,
@@ -462,6 +484,7 @@ int run_measure(const MeasureOptions& options) {
     std::unique_ptr<reports::ReportOutput> file_output;
     std::unique_ptr<reports::ReportWriter> writer;
     std::unique_ptr<SnapshotWriter> snapshots;
+    std::unique_ptr<ClickHouseExporter> clickhouse;
     std::unique_ptr<ProgressMeter> progress = make_progress_meter(options);
     try {
         config.measurement.sketch = sketch_params(options);
@@ -503,6 +526,10 @@ int run_measure(const MeasureOptions& options) {
             snapshots = std::make_unique<SnapshotWriter>(snapshot_options);
             config.snapshots = snapshots.get();
         }
+        if (!options.clickhouse.url.empty()) {
+            clickhouse = make_clickhouse_exporter(options, config.measurement);
+            config.clickhouse = clickhouse.get();
+        }
         if (progress != nullptr) writer = make_progress_clearing_writer(std::move(writer), *progress);
         pipeline = std::make_unique<Pipeline>(config, *writer);
         if (snapshots) {
@@ -526,6 +553,19 @@ int run_measure(const MeasureOptions& options) {
                                ? run_live(options, filter, *pipeline, io, file_output.get(), progress.get())
                                : run_replay(options, filter, *pipeline, io, progress.get());
         if (status == exit_ok) writer->finish();
+        if (clickhouse) {
+            clickhouse->finish();
+            const reports::ClickHouseExportCounts counts = clickhouse->counts();
+            if (counts.undelivered > 0 && status == exit_ok) {
+                return fail(exit_runtime_error,
+                            fmt::format("{} of {} intervals could not be delivered to ClickHouse at {} ({} spilled{})",
+                                        counts.undelivered, counts.undelivered + counts.delivered,
+                                        options.clickhouse.url, counts.spilled,
+                                        clickhouse->options().spill_directory.empty()
+                                            ? ""
+                                            : " to " + clickhouse->options().spill_directory));
+            }
+        }
         if (snapshots) {
             snapshots->finish();
             if (!snapshots->sync_error().empty() && status == exit_ok) {
@@ -701,6 +741,7 @@ void setup_measure_command(CLI::App& app, CommandRunner& runner) {
                    "Write each interval's (or, with --interval 0, the run's) snapshot to DIR, for "
                    "`flowsketch merge`")
         ->type_name("DIR");
+    add_clickhouse_options(app, options->clickhouse, false, true);
     CLI::Option* quiet = app.add_flag(
         "-q,--quiet", options->quiet,
         "No progress line (replays show one on stderr when it is a terminal)");

@@ -330,7 +330,7 @@ void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_
 
 void Pipeline::snapshot(core::Window window, const Counters& counters, std::int64_t start_ns,
                         std::int64_t end_ns) {
-    if (config_.snapshots == nullptr) return;
+    if (config_.snapshots == nullptr && config_.clickhouse == nullptr) return;
     reports::Snapshot snapshot;
     core::WindowValue& value = snapshot.value;
     value = measurement_.window_value(window);
@@ -362,6 +362,13 @@ void Pipeline::snapshot(core::Window window, const Counters& counters, std::int6
     }
     context.truncated = truncated_;
     context.warnings = warnings_;
+    if (config_.clickhouse != nullptr) {
+        if (config_.snapshots == nullptr) {
+            config_.clickhouse->submit(std::move(snapshot));
+            return;
+        }
+        config_.clickhouse->submit(snapshot);
+    }
     config_.snapshots->submit(std::move(snapshot));
 }
 
@@ -371,6 +378,10 @@ reports::Report Pipeline::make_report(reports::ReportKind kind, const core::Wind
     report.kind = kind;
     report.probe = config_.probe;
     report.seed = config_.measurement.hash_seed;
+    if (config_.clickhouse != nullptr) {
+        report.has_clickhouse = true;
+        report.clickhouse = config_.clickhouse->counts();
+    }
     report.start = start;
     report.end = end;
     report.frames = counters.frames;

@@ -23,6 +23,7 @@
 #include "reports/report_writer.hpp"
 #include "src/core_contention.hpp"
 #include "src/measurement_worker.hpp"
+#include "src/sinks/clickhouse_exporter.hpp"
 #include "src/sinks/snapshot_writer.hpp"
 
 namespace flowsketch::app {
@@ -49,6 +50,8 @@ struct PipelineConfig {
     /// verify_max_flows entries.
     bool verify = false;
     std::uint64_t verify_max_flows = 10'000'000;
+    /// --clickhouse: where each closed window is exported (none if null).
+    ClickHouseExporter* clickhouse = nullptr;
 };
 
 /// An exact table of --verify passed its limit: the run stops, since a

@@ -326,6 +326,15 @@ std::string to_json(const Report& report) {
     append_json_string(out, report.probe);
     // A string: a 64-bit seed does not survive a reader's doubles.
     fmt::format_to(out, ",\"seed\":\"{:#018x}\"", report.seed);
+    if (report.has_clickhouse) {
+        const ClickHouseExportCounts& export_counts = report.clickhouse;
+        fmt::format_to(out,
+                       ",\"clickhouse_delivered_intervals\":{},\"clickhouse_undelivered_intervals\":{},"
+                       "\"clickhouse_spilled_intervals\":{},\"clickhouse_queued_intervals\":{},"
+                       "\"clickhouse_retries\":{}",
+                       export_counts.delivered, export_counts.undelivered, export_counts.spilled,
+                       export_counts.queued, export_counts.retries);
+    }
     if (report.has_verify) text += verify_json(report);
     *out++ = '}';
     return text;

@@ -283,6 +283,12 @@ std::string to_text(const Report& report) {
         }
     }
     if (report.has_verify) text += verify_text(report);
+    if (report.has_clickhouse) {
+        const ClickHouseExportCounts& export_counts = report.clickhouse;
+        fmt::format_to(out, "  clickhouse: {} intervals delivered, {} undelivered ({} spilled), {} queued, {} retries\n",
+                       export_counts.delivered, export_counts.undelivered, export_counts.spilled,
+                       export_counts.queued, export_counts.retries);
+    }
     for (const auto& warning : report.warnings) fmt::format_to(out, "  warning: {}\n", warning);
     text.push_back('\n');
     return text;

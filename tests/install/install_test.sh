@@ -25,7 +25,7 @@ warnings=$(groff -man -Tutf8 -ww -z "$man" 2>&1)
 page=$(groff -man -Tutf8 "$man" 2>/dev/null | sed 's/.\x08//g')
 
 # Every long option of every command's --help is in the page.
-for command in "" gen lab merge; do
+for command in "" gen lab merge query clickhouse-schema; do
     for option in $("$bin" $command --help | grep -oE '^\s+(-[a-zA-Z],)?--[a-z0-9-]+' | grep -oE -- '--[a-z0-9-]+'); do
         grep -qF -- "$option" <<<"$page" || fail "the man page lacks $option of 'flowsketch $command'"
     done

@@ -1,0 +1,158 @@
+#include "src/sinks/clickhouse_http.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <charconv>
+#include <utility>
+
+namespace flowsketch::app {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = boost::asio::ip::tcp;
+
+bool valid_host(std::string_view host) {
+    if (host.empty() || host.size() > 253) return false;
+    if (host.front() == '[') return host.size() > 2 && host.back() == ']';  // an IPv6 literal
+    for (const char c : host) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') return false;
+    }
+    return true;
+}
+
+std::string url_encode(std::string_view text) {
+    std::string out;
+    out.reserve(text.size() * 3);
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (std::isalnum(byte) || c == '-' || c == '_' || c == '.' || c == '~') {
+            out.push_back(c);
+        } else {
+            out += fmt::format("%{:02X}", byte);
+        }
+    }
+    return out;
+}
+
+// The first line of a ClickHouse error (it may carry a stack trace after it).
+std::string first_line(std::string_view text) {
+    const std::size_t end = text.find('\n');
+    std::string line(text.substr(0, end));
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    return line;
+}
+
+}  // namespace
+
+ClickHouseEndpoint parse_clickhouse_url(std::string_view url) {
+    constexpr std::string_view scheme = "http://";
+    if (url.substr(0, scheme.size()) != scheme) {
+        const std::size_t colon = url.find("://");
+        if (colon == std::string_view::npos) {
+            throw std::invalid_argument(fmt::format("--clickhouse '{}': not a URL; give http://HOST:PORT", url));
+        }
+        throw std::invalid_argument(fmt::format("--clickhouse '{}': scheme '{}' is not supported; give http://HOST:PORT",
+                                                url, url.substr(0, colon)));
+    }
+    std::string_view rest = url.substr(scheme.size());
+    if (const std::size_t slash = rest.find('/'); slash != std::string_view::npos) {
+        if (rest.substr(slash) != "/") {
+            throw std::invalid_argument(fmt::format(
+                "--clickhouse '{}': a path is not supported; give the database with --clickhouse-database", url));
+        }
+        rest = rest.substr(0, slash);
+    }
+    if (rest.find('@') != std::string_view::npos) {
+        throw std::invalid_argument(fmt::format(
+            "--clickhouse: a user in the URL is not accepted (ps shows it); use FLOWSKETCH_CLICKHOUSE_USER and "
+            "FLOWSKETCH_CLICKHOUSE_PASSWORD or --clickhouse-password-file"));
+    }
+    ClickHouseEndpoint endpoint;
+    std::string_view host = rest;
+    const std::size_t colon = rest.rfind(':');
+    if (colon != std::string_view::npos && (rest.front() != '[' || colon > rest.find(']'))) {
+        host = rest.substr(0, colon);
+        const std::string_view port = rest.substr(colon + 1);
+        unsigned value = 0;
+        const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), value);
+        if (port.empty() || error != std::errc{} || end != port.data() + port.size() || value < 1 || value > 65535) {
+            throw std::invalid_argument(fmt::format("--clickhouse '{}': port '{}' is not a number in 1..65535", url, port));
+        }
+        endpoint.port = std::string(port);
+    }
+    if (!valid_host(host)) throw std::invalid_argument(fmt::format("--clickhouse '{}': '{}' is no host name", url, host));
+    if (host.front() == '[') host = host.substr(1, host.size() - 2);
+    endpoint.host = std::string(host);
+    return endpoint;
+}
+
+ClickHouseClient::ClickHouseClient(ClickHouseEndpoint endpoint, std::chrono::milliseconds timeout)
+    : endpoint_(std::move(endpoint)), timeout_(timeout) {}
+
+std::string ClickHouseClient::table(std::string_view name) const {
+    return fmt::format("`{}`.`{}{}`", endpoint_.database, endpoint_.table_prefix, name);
+}
+
+std::string ClickHouseClient::execute(std::string_view query, std::string_view body, bool in_database) const {
+    boost::asio::io_context io;
+    beast::tcp_stream stream(io);
+    const std::string where = fmt::format("ClickHouse at {}:{}", endpoint_.host, endpoint_.port);
+    http::response<http::string_body> response;
+    try {
+        tcp::resolver resolver(io);
+        stream.expires_after(timeout_);
+        stream.connect(resolver.resolve(endpoint_.host, endpoint_.port));
+        std::string target = "/?";
+        if (in_database) target += "database=" + url_encode(endpoint_.database) + "&";
+        // With data, the statement goes in the URL and the data is the body;
+        // without, the statement is the body (no length limit).
+        if (!body.empty()) target += "query=" + url_encode(query);
+        http::request<http::string_body> request(http::verb::post, target, 11);
+        request.set(http::field::host, endpoint_.host);
+        request.set(http::field::content_type, "text/plain; charset=utf-8");
+        if (!endpoint_.user.empty()) request.set("X-ClickHouse-User", endpoint_.user);
+        if (!endpoint_.password.empty()) request.set("X-ClickHouse-Key", endpoint_.password);
+        if (body.empty()) {
+            request.body() = std::string(query);
+        } else {
+            request.body() = std::string(body);
+        }
+        request.prepare_payload();
+        stream.expires_after(timeout_);
+        http::write(stream, request);
+        beast::flat_buffer buffer;
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(std::uint64_t{1} << 32);
+        stream.expires_after(timeout_);
+        http::read(stream, buffer, parser);
+        response = parser.release();
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    } catch (const boost::system::system_error& e) {
+        throw ClickHouseError(fmt::format("{}: {}", where, e.code().message()), false);
+    }
+    if (response.result() != http::status::ok) {
+        throw ClickHouseError(fmt::format("{}: HTTP {}: {}", where, response.result_int(), first_line(response.body())),
+                              true);
+    }
+    return std::move(response.body());
+}
+
+std::string quote_literal(std::string_view text) {
+    std::string out = "'";
+    for (const char c : text) {
+        if (c == '\\' || c == '\'') out.push_back('\\');
+        out.push_back(c);
+    }
+    out.push_back('\'');
+    return out;
+}
+
+}  // namespace flowsketch::app

@@ -1,0 +1,30 @@
+// One snapshot as the bodies of the INSERTs that export it, one body per
+// table of clickhouse_schema.hpp, in that table's column order: RowBinary
+// where a row holds doubles (they must arrive exact), TabSeparated for the
+// candidates.
+#pragma once
+
+#include <string>
+
+#include "reports/snapshot.hpp"
+
+namespace flowsketch::app {
+
+struct ClickHouseRows {
+    std::string sketch_rows;  // RowBinary: one row per key spec, lane and sketch row
+    std::string candidates;   // TabSeparated: one line per key spec, lane and candidate key
+    std::string interval;     // RowBinary: one row, the window's totals and context
+};
+
+/// Throws std::invalid_argument for what the tables cannot hold: distinct-count
+/// key specs (their sketches are not exported).
+ClickHouseRows clickhouse_rows(const reports::Snapshot& snapshot);
+
+/// A key's 40 bytes as 80 lower-case hex digits, and back (false: not such text).
+std::string key_hex(const core::FlowKey& key);
+bool parse_key_hex(std::string_view text, core::FlowKey& key);
+
+/// The variant's name in the tables: "km" or "standard" (--cms).
+std::string_view variant_column(core::CountMinVariant variant) noexcept;
+
+}  // namespace flowsketch::app
