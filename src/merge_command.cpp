@@ -130,6 +130,7 @@ int run_merge(const MergeOptions& options) {
     if (options.verify.on() && !buckets.empty()) {
         std::vector<std::int64_t> starts;
         for (const auto& [start, bucket] : buckets.buckets()) starts.push_back(start);
+        const core::WindowValue& first = buckets.first();
         std::vector<core::KeySpec> extra;
         for (std::size_t k = 1; k < first.keys.size(); ++k) extra.push_back(first.keys[k].spec);
         try {

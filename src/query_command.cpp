@@ -105,6 +105,25 @@ core::CountMinSketch placeholder_sketch() {
     return core::CountMinSketch(params);
 }
 
+// A candidate key's counts over the windows of a bucket that hold it, summed
+// as merging the windows sums them (WindowValue::merge): exact counts add;
+// the upper bounds add only if every window of the bucket holds the key, as a
+// window without it does not bound its count there.
+struct WindowsOfCandidate {
+    core::FlowKey key;
+    core::CandidateCount sum{0, 0};
+    std::size_t windows = 0;
+
+    void add(const core::CandidateCount& count) {
+        sum.exact += count.exact;
+        sum.upper = sum.upper > UINT64_MAX - count.upper ? UINT64_MAX : sum.upper + count.upper;
+        ++windows;
+    }
+    core::CandidateCount merged(std::size_t bucket_windows) const {
+        return {sum.exact, windows == bucket_windows ? sum.upper : UINT64_MAX};
+    }
+};
+
 // One row of `intervals` as a snapshot without sketches.
 reports::Snapshot window_of_row(const std::vector<std::string_view>& f) {
     std::size_t i = 0;
@@ -118,7 +137,7 @@ reports::Snapshot window_of_row(const std::vector<std::string_view>& f) {
     value.hash_seed = tsv::u64(f[i++]);
     value.top_k = static_cast<std::uint32_t>(tsv::u64(f[i++]));
     for (const std::string& spec : tsv::text_array(f[i++])) {
-        core::KeyWindow key{core::KeySpec::parse(spec), placeholder_sketch(), {}, std::nullopt, {}};
+        core::KeyWindow key{core::KeySpec::parse(spec), placeholder_sketch(), {}, std::nullopt, {}, {}};
         value.keys.push_back(std::move(key));
     }
     value.frames = tsv::u64(f[i++]);
@@ -229,7 +248,7 @@ int run_query(const QueryOptions& options) {
     MergeBuckets buckets(interval_ns);
     // Per bucket and key spec: the summed sketch; per bucket, key spec, lane: the candidates.
     std::map<std::pair<std::int64_t, std::string>, SummedSketch> sketches;
-    std::map<std::tuple<std::int64_t, std::string, unsigned>, std::vector<core::FlowKey>> candidates;
+    std::map<std::tuple<std::int64_t, std::string, unsigned>, std::map<std::string, WindowsOfCandidate>> candidates;
     std::map<std::string, SketchConfig> config_of_spec;
     try {
         // Each window once: a retried insert that had reached the server may have left a twin row.
@@ -295,14 +314,19 @@ int run_query(const QueryOptions& options) {
             sketch.totals[lane] = tsv::u64(f[11]);
             sketch.seen[lane * config.depth + row] = true;
         }
+        // Each window's candidates once, with their counts; summed below as merge sums them.
         const std::string keys = client.execute(fmt::format(
-            "SELECT DISTINCT {} AS bucket, key_spec, lane, key_hex FROM {} WHERE {} AND {} FORMAT TabSeparated",
+            "SELECT {} AS bucket, key_spec, lane, key_hex, any(exact), any(upper) FROM {} WHERE {} AND {}\n"
+            "GROUP BY bucket, key_spec, lane, key_hex, probe, start_ns FORMAT TabSeparated",
             bucket, client.table(candidates_table), where, whole));
         for (const std::string_view line : tsv::lines(keys)) {
             const std::vector<std::string_view> f = tsv::fields(line);
             core::FlowKey key;
-            if (f.size() != 4 || !parse_key_hex(f[3], key)) throw std::runtime_error("ClickHouse returned a bad candidate");
-            candidates[{tsv::i64(f[0]), tsv::text(f[1]), static_cast<unsigned>(tsv::u64(f[2]))}].push_back(key);
+            if (f.size() != 6 || !parse_key_hex(f[3], key)) throw std::runtime_error("ClickHouse returned a bad candidate");
+            WindowsOfCandidate& counted = candidates[{tsv::i64(f[0]), tsv::text(f[1]),
+                                                      static_cast<unsigned>(tsv::u64(f[2]))}][std::string(f[3])];
+            counted.key = key;
+            counted.add(core::CandidateCount{tsv::u64(f[4]), tsv::u64(f[5])});
         }
     } catch (const ClickHouseError& e) {
         return fail(exit_runtime_error, e.what());
@@ -345,11 +369,17 @@ int run_query(const QueryOptions& options) {
                 key.sketch.mutable_totals()[0] = summed.totals[0];
                 key.sketch.mutable_totals()[1] = summed.totals[1];
                 for (unsigned lane = 0; lane < 2; ++lane) {
-                    std::vector<core::FlowKey> united = candidates[{start, spec, lane}];
-                    std::sort(united.begin(), united.end(),
-                              [](const core::FlowKey& a, const core::FlowKey& b) { return core::compare_keys(a, b) < 0; });
-                    united.erase(std::unique(united.begin(), united.end()), united.end());
-                    key.candidates[lane] = std::move(united);
+                    std::vector<WindowsOfCandidate> united;
+                    for (const auto& [hex, counted] : candidates[{start, spec, lane}]) united.push_back(counted);
+                    std::sort(united.begin(), united.end(), [](const WindowsOfCandidate& a, const WindowsOfCandidate& b) {
+                        return core::compare_keys(a.key, b.key) < 0;
+                    });
+                    key.candidates[lane].clear();
+                    key.candidate_counts[lane].clear();
+                    for (const WindowsOfCandidate& counted : united) {
+                        key.candidates[lane].push_back(counted.key);
+                        key.candidate_counts[lane].push_back(counted.merged(group.windows));
+                    }
                 }
             }
             reports.push_back(merged_report(std::move(total), group, interval_ns > 0, options.top, shown));

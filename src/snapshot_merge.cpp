@@ -110,6 +110,7 @@ void MergeBuckets::add(reports::Snapshot snapshot, const std::string& source) {
             at->second.value.merge(value);  // the same probe's windows, one after another
             at->second.context.truncated = at->second.context.truncated || snapshot.context.truncated;
         }
+        ++bucket.windows;
     } catch (const std::invalid_argument& e) {  // a merge the checks above did not foresee
         throw MergeRefused(fmt::format("{}: {}", source, e.what()));
     }

@@ -3,6 +3,7 @@
 // returns, so both print the same numbers for the same windows.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -30,6 +31,7 @@ struct MergeBucket {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::map<std::string, reports::Snapshot> probes;  // by name: a stable order
+    std::size_t windows = 0;                          // windows merged into it, of every probe
 };
 
 /// Windows sorted into buckets of `interval_ns` (0: one bucket), refusing a

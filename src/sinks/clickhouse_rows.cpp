@@ -170,7 +170,11 @@ ClickHouseRows clickhouse_rows(const reports::Snapshot& snapshot) {
                 out.numbers<std::uint64_t>(row_counters);
             }
             std::vector<std::uint32_t> columns(params.depth);
-            for (const core::FlowKey& candidate : key.candidates[lane]) {
+            const bool counted = key.candidate_counts[lane].size() == key.candidates[lane].size();
+            for (std::size_t c = 0; c < key.candidates[lane].size(); ++c) {
+                const core::FlowKey& candidate = key.candidates[lane][c];
+                // Without counts (a value read from an older snapshot) the key has no lower or upper bound of its own.
+                const core::CandidateCount count = counted ? key.candidate_counts[lane][c] : core::CandidateCount{};
                 const core::Hash128 hash = core::hash_key(candidate, value.hash_seed);
                 for (std::uint32_t row = 0; row < params.depth; ++row) columns[row] = sketch.column(hash, row);
                 std::string& out = rows.candidates;
@@ -197,7 +201,7 @@ ClickHouseRows clickhouse_rows(const reports::Snapshot& snapshot) {
                 fmt::format_to(std::back_inserter(out), "\t{}\t{}\t{}\t{}\t{}\t", sport, dport, proto, vlan,
                                key_hex(candidate));
                 append_number_array(out, columns);
-                out.push_back('\n');
+                fmt::format_to(std::back_inserter(out), "\t{}\t{}\n", count.exact, count.upper);
             }
         }
     }
