@@ -26,6 +26,7 @@ void EndedFilter::note(const std::uint64_t* positions, const FillPowers* block_p
         word |= bit;
     }
     ones_ += fresh;
+    ++notes_;
     if (fresh == 0) return;
     ++ended_;
     if (blocks_ != 0) {  // FIN/RST packets only: popcount's library call is fine here
@@ -56,11 +57,12 @@ void EndedFilter::close_segment(const FillPowers* block_powers) noexcept {
 
 double EndedFilter::undercount_bound(const FillPowers* block_powers) const noexcept {
     const double f = fpr(block_powers);  // the interval's highest: the deviation's factor
-    return miss_bound(mu_ + segment_misses(f), f);
+    return interval_miss_bound(mu_ + segment_misses(f), f, notes_ - ended_);
 }
 
 void EndedFilter::clear() noexcept {
     ended_ = 0;
+    notes_ = 0;
     mu_ = 0.0;
     segment_ = 0;
     bits_.clear();

@@ -45,6 +45,7 @@ private:
     std::uint64_t ones_ = 0;
     FillHistogram fill_blocks_{};  // blocked: blocks by set bits
     std::uint64_t ended_ = 0;
+    std::uint64_t notes_ = 0;  // FIN/RST packets noted this interval: no more ends can hide
     // Expected ends missed behind the closed segments' ends, each charged the
     // filter's rate at its segment's close (the rate only grows within an
     // interval), and the ends of the open segment.

@@ -266,7 +266,8 @@ FlowCounts FlowLifecycle::interval_counts() const {
     const MissedFlows open_segment = segment_misses(f);
     c.new_undercount_expected = undercount_mu_ + open_segment.bound_mean;
     const double max_fpr = std::max(max_fpr_, f);
-    c.new_undercount_bound = miss_bound(c.new_undercount_expected, max_fpr);
+    c.new_undercount_bound =
+        lifecycle::interval_miss_bound(c.new_undercount_expected, max_fpr, packets_ - std::min(packets_, new_flows_));
     with_filter([&](const auto& filter) {
         fill_active(filter, c, open_segment, f);
         c.fill = static_cast<double>(filter.nonzero()) / static_cast<double>(filter.cells());

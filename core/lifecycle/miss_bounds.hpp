@@ -43,4 +43,14 @@ inline double miss_bound(double mu, double max_fpr) noexcept {
     return std::min(bernstein, markov);
 }
 
+/// miss_bound for an interval with detections charged μ in all, plus the run
+/// of misses after its last detection (one more geometric run, mean
+/// f/(1 − f)): without it an interval that detected nothing would claim to
+/// have missed nothing however full its filter. Each miss is an observation
+/// that was not a detection, so `undetected` observations cap the bound (and
+/// keep it finite at f = 1).
+inline double interval_miss_bound(double mu, double max_fpr, std::uint64_t undetected) noexcept {
+    return std::min(miss_bound(mu + miss_ratio(max_fpr), max_fpr), static_cast<double>(undetected));
+}
+
 }  // namespace flowsketch::core::lifecycle

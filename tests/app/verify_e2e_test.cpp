@@ -207,8 +207,9 @@ TEST(Verify, StrictExitsThreeWhenBoundsBreakAndZeroWhenTheyHold) {
         }
     }
     EXPECT_EQ(reports, 11u);
-    // Far beyond the 0.27% per count the bounds state: not a fluke of the threshold.
-    EXPECT_GT(static_cast<double>(breaks), 0.25 * static_cast<double>(checks)) << breaks << " of " << checks;
+    // Far beyond the 0.27% per count the bounds state: not a fluke of the threshold. (The
+    // active flows of a filter of 10 flows saturated by thousands break in every report.)
+    EXPECT_GT(static_cast<double>(breaks), 0.1 * static_cast<double>(checks)) << breaks << " of " << checks;
 
     const RunResult sound = run_flowsketch(args + "--verify=strict");
     EXPECT_EQ(sound.exit_code, 0) << sound.err;

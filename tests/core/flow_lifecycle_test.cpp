@@ -388,5 +388,27 @@ TEST(FlowLifecycle, FloodKeepsMemoryAndWarns) {
     }
 }
 
+// A filter so full that it detects no new flow at all: the flows it missed
+// are still bounded (a run of misses after the last detection is charged too,
+// and no bound exceeds the packets that were not new), never claimed to be 0.
+TEST(FlowLifecycle, AFullFilterThatDetectsNothingStillBoundsWhatItMissed) {
+    for (const SeenFilterKind kind : all_kinds) {
+        SCOPED_TRACE(seen_filter_kind_name(kind));
+        FlowLifecycle life(small_config(kind, 1'000, 0.001));
+        for (std::uint64_t i = 0; i < 200'000; ++i) life.observe(key_hash(i, 31), sec + static_cast<std::int64_t>(i), 0);
+        life.start_new_interval();
+        const std::uint64_t fresh = 500;
+        for (std::uint64_t i = 0; i < fresh; ++i) {
+            life.observe(key_hash(i, 32), 2 * sec + static_cast<std::int64_t>(i), 0);
+        }
+        const FlowCounts c = life.interval_counts();
+        ASSERT_TRUE(c.overfilled);
+        ASSERT_LT(c.new_flows, fresh / 10);  // nearly every new flow looked seen
+        EXPECT_LE(static_cast<double>(fresh - c.new_flows), c.new_undercount_bound);
+        EXPECT_LE(c.new_undercount_bound, static_cast<double>(fresh - c.new_flows));  // the packets cap it
+        EXPECT_TRUE(std::isfinite(c.new_undercount_bound));
+    }
+}
+
 }  // namespace
 }  // namespace flowsketch::core
