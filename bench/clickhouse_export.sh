@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# What --clickhouse costs a replay: trace a (10,000,000 packets, 100 s of packet
+# time) replayed at --interval 1 (100 windows) without and with the export to a
+# local ClickHouse server, beside the libpcap floor, alternating repetitions.
+# Per row: the median seconds to the final report (the replay's own work, the
+# figure that must not move) and to the process's end (every window delivered).
+#
+# usage: bench/clickhouse_export.sh [BUILD_DIR] [REPS]
+#   BUILD_DIR  default build (needs src/flowsketch and bench/pcap_floor)
+#   REPS       alternating repetitions, default 5
+# Environment:
+#   A=FILE          trace a (default out/bench/a.pcap, generated there if missing)
+#   SERVER_CPUS=L   CPUs the ClickHouse server is pinned to (taskset list; default the
+#                   last CPU): a stand-in for a server on a machine of its own, which a
+#                   probe would export to. SERVER_CPUS=all leaves it unpinned
+#   CLICKHOUSE=PATH the server binary (default clickhouse-server)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build}"
+reps="${2:-5}"
+flowsketch="$build/src/flowsketch"
+floor="$build/bench/pcap_floor"
+trace="${A:-out/bench/a.pcap}"
+server_bin="${CLICKHOUSE:-clickhouse-server}"
+for tool in "$flowsketch" "$floor"; do
+  [ -x "$tool" ] || { echo "missing $tool: build with ./scripts/build.sh $build" >&2; exit 2; }
+done
+command -v "$server_bin" >/dev/null || { echo "no $server_bin: apt-get install clickhouse-server" >&2; exit 2; }
+if [ ! -f "$trace" ]; then
+  mkdir -p "$(dirname "$trace")"
+  "$flowsketch" gen --out "$trace.partial" --packets 10000000 --flows 100000 --seed 7 >&2
+  mv "$trace.partial" "$trace"
+fi
+
+work="$(mktemp -d)"
+server_pid=""
+cleanup() {
+  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+http_port="$(free_port)"
+tcp_port="$(free_port)"
+mkdir -p "$work/data" "$work/tmp" "$work/user_files"
+cat >"$work/config.xml" <<EOF
+<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>$work/server.log</log><errorlog>$work/error.log</errorlog><console>0</console></logger>
+  <listen_host>127.0.0.1</listen_host>
+  <http_port>$http_port</http_port>
+  <tcp_port>$tcp_port</tcp_port>
+  <path>$work/data/</path>
+  <tmp_path>$work/tmp/</tmp_path>
+  <user_files_path>$work/user_files/</user_files_path>
+  <users_config>users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>5368709120</mark_cache_size>
+</yandex>
+EOF
+cat >"$work/users.xml" <<'EOF'
+<?xml version="1.0"?>
+<yandex>
+  <profiles><default></default></profiles>
+  <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
+  <quotas><default></default></quotas>
+</yandex>
+EOF
+cpus="${SERVER_CPUS:-$(($(nproc) - 1))}"
+if [ "$cpus" = all ]; then
+  "$server_bin" --config-file="$work/config.xml" >/dev/null 2>&1 &
+else
+  taskset -c "$cpus" "$server_bin" --config-file="$work/config.xml" >/dev/null 2>&1 &
+fi
+server_pid=$!
+disown "$server_pid"
+url="http://127.0.0.1:$http_port/"
+for _ in $(seq 100); do
+  curl -fs "$url" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+"$flowsketch" clickhouse-schema --clickhouse "$url" >/dev/null
+
+# Seconds to the final report (its JSON line) and to the end, of one command.
+timed() {
+  python3 - "$@" <<'EOF'
+import subprocess, sys, time
+start = time.monotonic()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+final = None
+for line in proc.stdout:
+    if line.startswith(b'{"kind":"final"'):
+        final = time.monotonic() - start
+code = proc.wait()
+end = time.monotonic() - start
+if code != 0:
+    sys.exit(f"exit {code}: {' '.join(sys.argv[1:])}")
+print(f"{final if final is not None else end:.3f} {end:.3f}")
+EOF
+}
+
+common=(-r "$trace" -q --interval 1 --format json --probe bench)
+declare -A first last
+rows=(floor plain export)
+cat "$trace" >/dev/null  # into the page cache just before timing
+for rep in $(seq "$reps"); do
+  for row in "${rows[@]}"; do
+    case "$row" in
+      floor) t="$(timed "$floor" "$trace")" ;;
+      plain) t="$(timed "$flowsketch" "${common[@]}")" ;;
+      export) t="$(timed "$flowsketch" "${common[@]}" --clickhouse "$url" --clickhouse-queue 128)" ;;
+    esac
+    first[$row]+="${t% *} "
+    last[$row]+="${t#* } "
+  done
+done
+windows="$(curl -fs --data-binary "SELECT count() FROM flowsketch.intervals" "$url")"
+
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+f="$(echo "${first[floor]}" | median)"
+echo "trace $trace, $reps alternating repetitions, server CPUs: $cpus, windows in ClickHouse: $windows"
+echo "| row | final report, median s (ratio to the floor) | process end, median s | runs (final report) |"
+echo "|---|---:|---:|---|"
+for row in "${rows[@]}"; do
+  m="$(echo "${first[$row]}" | median)"
+  e="$(echo "${last[$row]}" | median)"
+  printf '| %s | %s (%.3f) | %s | %s|\n' "$row" "$m" "$(echo "$m / $f" | bc -l)" "$e" "${first[$row]}"
+done
