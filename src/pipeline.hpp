@@ -93,9 +93,10 @@ public:
             return;
         }
         if (!deferred_.empty()) flush_batch();  // once, not per frame
-        for (const capture::Frame& frame : frames) {
-            account(frame, source);
-            decode(frame, link_type);
+        if (tagged_) {
+            decode_all<true>(frames, link_type, source);
+        } else {
+            decode_all<false>(frames, link_type, source);
         }
     }
 
@@ -181,14 +182,34 @@ private:
         if (source < interval_.source_frames.size()) ++interval_.source_frames[source];
     }
     void decode(const capture::Frame& frame, int link_type) {
-        const capture::SkipReason reason =
-            tagged_ ? decode_into(batch_, batch_tags_, link_type, frame, limits_, interval_.tunnels)
-                    : decode_into(batch_, link_type, frame, limits_, interval_.tunnels);
+        if (tagged_) {
+            decode_as<true>(frame, link_type);
+        } else {
+            decode_as<false>(frame, link_type);
+        }
+    }
+    // Whether tunnel tags are kept is decided once per batch, not per frame:
+    // the plain loop stays as small as the fast path needs.
+    template <bool Tagged>
+    void decode_as(const capture::Frame& frame, int link_type) {
+        capture::SkipReason reason;
+        if constexpr (Tagged) {
+            reason = decode_into(batch_, batch_tags_, link_type, frame, limits_, interval_.tunnels);
+        } else {
+            reason = decode_into(batch_, link_type, frame, limits_, interval_.tunnels);
+        }
         if (reason != capture::SkipReason::none) {
             ++interval_.skipped[static_cast<std::size_t>(reason)];
             return;
         }
         if (batch_.size() == batch_limit_) flush_batch();
+    }
+    template <bool Tagged>
+    void decode_all(std::span<const capture::Frame> frames, int link_type, std::size_t source) {
+        for (const capture::Frame& frame : frames) {
+            account(frame, source);
+            decode_as<Tagged>(frame, link_type);
+        }
     }
     void hand_over(std::span<const capture::Frame> frames, int link_type,
                    const std::shared_ptr<const void>& storage, std::size_t source);
