@@ -98,12 +98,20 @@ TopList Aggregation::top(Window window, Weight weight, std::uint32_t top_k) cons
 }
 
 KeyWindow Aggregation::window_part(Window window) const {
-    KeyWindow part{config_.spec, sketch_.lanes_of(lane_of(window, Weight::packets), 2),
-                   {candidate_keys(window, Weight::packets), candidate_keys(window, Weight::bytes)},
-                   {},
-                   {},
-                   {candidate_counts(window, Weight::packets), candidate_counts(window, Weight::bytes)}};
-    return part;
+    return window_part_holding(window, sketch_.lanes_of(lane_of(window, Weight::packets), 2));
+}
+
+KeyWindow Aggregation::window_part(Window window, CountMinSketch&& storage) const {
+    return window_part_holding(window, sketch_.lanes_of(lane_of(window, Weight::packets), 2, std::move(storage)));
+}
+
+KeyWindow Aggregation::window_part_holding(Window window, CountMinSketch&& lanes) const {
+    return KeyWindow{config_.spec,
+                     std::move(lanes),
+                     {candidate_keys(window, Weight::packets), candidate_keys(window, Weight::bytes)},
+                     {},
+                     {},
+                     {candidate_counts(window, Weight::packets), candidate_counts(window, Weight::bytes)}};
 }
 
 ChangeList Aggregation::changes(Weight weight, std::uint32_t top_k) const {

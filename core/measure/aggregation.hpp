@@ -80,6 +80,9 @@ public:
     TopList top(Window window, Weight weight, std::uint32_t top_k) const;
     /// The window's sketch lanes and candidates as a value (call flush_pending() first).
     KeyWindow window_part(Window window) const;
+    /// window_part() whose sketch lanes are copied into `storage` when it has
+    /// their shape (see CountMinSketch::lanes_of).
+    KeyWindow window_part(Window window, CountMinSketch&& storage) const;
     std::uint64_t total(Window window, Weight weight) const noexcept {
         return sketch_.total(lane_of(window, weight));
     }
@@ -114,6 +117,7 @@ private:
     static constexpr std::size_t sketch_lookahead = 8;
     std::vector<FlowKey> candidate_keys(Window window, Weight weight) const;
     std::vector<CandidateCount> candidate_counts(Window window, Weight weight) const;
+    KeyWindow window_part_holding(Window window, CountMinSketch&& lanes) const;  // the window's lanes
 
     AggregationConfig config_;
     CountMinSketch sketch_;

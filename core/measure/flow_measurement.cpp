@@ -332,14 +332,19 @@ WindowSummary FlowMeasurement::summary(Window window) {
     return summary;
 }
 
-WindowValue FlowMeasurement::window_value(Window window) {
+WindowValue FlowMeasurement::window_value(Window window) { return window_value(window, WindowValue{}); }
+
+WindowValue FlowMeasurement::window_value(Window window, WindowValue&& recycled) {
     flush_pending();
     WindowValue value;
     value.window = window;
     value.top_k = config_.top_k;
     value.hash_seed = config_.hash_seed;
-    for (Aggregation& aggregation : aggregations_) {
-        value.keys.push_back(aggregation.window_part(window));
+    value.keys.reserve(aggregations_.size());
+    for (std::size_t k = 0; k < aggregations_.size(); ++k) {
+        Aggregation& aggregation = aggregations_[k];
+        value.keys.push_back(k < recycled.keys.size() ? aggregation.window_part(window, std::move(recycled.keys[k].sketch))
+                                                      : aggregation.window_part(window));
         if (DistinctCounts* distinct = aggregation.distinct()) {
             value.keys.back().distinct = distinct->sketch(window);
             value.keys.back().distinct_candidates = distinct->candidate_keys(window);

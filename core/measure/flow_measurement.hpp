@@ -83,6 +83,11 @@ public:
     /// The same window as a value that merges and serialises: a copy of its
     /// sketch lanes and candidates (for snapshots and merging).
     WindowValue window_value(Window window);
+    /// window_value() that copies the sketch lanes into the sketches of
+    /// `recycled` (an earlier value of this measurement that is no longer
+    /// needed) instead of allocating new ones: no allocation or page faults
+    /// for the large part of a value at every window close.
+    WindowValue window_value(Window window, WindowValue&& recycled);
 
     /// Lets time pass without packets (expiries up to `timestamp_ns` count).
     void advance_to(std::int64_t timestamp_ns) noexcept;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numbers>
 #include <stdexcept>
@@ -11,6 +12,10 @@
 #include "core/sketch/primes.hpp"
 #include "core/sketch/random.hpp"
 #include "core/platform/simd.hpp"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace flowsketch::core {
 namespace {
@@ -422,16 +427,50 @@ CountMinSketch CountMinSketch::lanes_of(std::uint32_t first, std::uint32_t count
     return part;
 }
 
+CountMinSketch CountMinSketch::lanes_of(std::uint32_t first, std::uint32_t count, CountMinSketch&& storage) const {
+    CountMinParams params = params_;
+    params.lanes = count;
+    // A moved-from sketch keeps its parameters but not its counters.
+    if (!(storage.params_ == params) || storage.counters_.size() != params.counter_bytes() / sizeof(std::uint64_t) ||
+        storage.totals_.size() != count) {
+        return lanes_of(first, count);
+    }
+#if defined(__SSE2__)
+    if (count == 2 && first % 2 == 0 && params_.lanes % 2 == 0) {  // 16-byte aligned pairs
+        // The copy is read by another thread: stores that bypass the cache
+        // take no lines from it (nor from that thread's cache, where the
+        // storage was last written) and leave this thread's tables in ours.
+        const std::uint32_t lanes = params_.lanes;
+        auto* to = reinterpret_cast<__m128i*>(storage.counters_.data());
+        for (std::size_t cell = first; cell < counters_.size(); cell += lanes, ++to) {
+            _mm_stream_si128(to, _mm_load_si128(reinterpret_cast<const __m128i*>(&counters_[cell])));
+        }
+        _mm_sfence();
+        for (std::uint32_t lane = 0; lane < count; ++lane) storage.totals_[lane] = totals_[first + lane];
+        return std::move(storage);
+    }
+#endif
+    copy_lanes_to(first, count, storage);
+    return std::move(storage);
+}
+
 void CountMinSketch::copy_lanes_to(std::uint32_t first, std::uint32_t count, CountMinSketch& out) const {
     CountMinParams expected = params_;
     expected.lanes = count;
-    if (first + count > params_.lanes || !(out.params_ == expected)) {
+    if (first + count > params_.lanes || !(out.params_ == expected) ||
+        out.counters_.size() != expected.counter_bytes() / sizeof(std::uint64_t) || out.totals_.size() != count) {
         throw std::invalid_argument("Count-Min lanes copied into a sketch of other parameters");
     }
     const std::uint32_t lanes = params_.lanes;
     std::uint64_t* to = out.counters_.data();
-    for (std::size_t cell = 0; cell < counters_.size(); cell += lanes) {
-        for (std::uint32_t lane = first; lane < first + count; ++lane) *to++ = counters_[cell + lane];
+    if (count == 2) {  // a window's packets and bytes: one 16-byte move per cell
+        for (std::size_t cell = first; cell < counters_.size(); cell += lanes, to += 2) {
+            std::memcpy(to, &counters_[cell], 2 * sizeof(std::uint64_t));
+        }
+    } else {
+        for (std::size_t cell = 0; cell < counters_.size(); cell += lanes) {
+            for (std::uint32_t lane = first; lane < first + count; ++lane) *to++ = counters_[cell + lane];
+        }
     }
     for (std::uint32_t lane = 0; lane < count; ++lane) out.totals_[lane] = totals_[first + lane];
 }

@@ -161,6 +161,10 @@ public:
     /// A sketch of lanes first .. first + count − 1 alone (same dimensions,
     /// scheme and seed): every estimate and bound of those lanes is the same.
     CountMinSketch lanes_of(std::uint32_t first, std::uint32_t count) const;
+    /// lanes_of() written into `storage` when it has those lanes' parameters
+    /// (a sketch of an earlier window, recycled: no allocation, no page
+    /// faults), into a new sketch otherwise.
+    CountMinSketch lanes_of(std::uint32_t first, std::uint32_t count, CountMinSketch&& storage) const;
     /// lanes_of() into `out`, which has those lanes' parameters already (its
     /// storage is reused: no allocation). Throws std::invalid_argument otherwise.
     void copy_lanes_to(std::uint32_t first, std::uint32_t count, CountMinSketch& out) const;

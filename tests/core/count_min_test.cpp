@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numbers>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "core/sketch/random.hpp"
@@ -339,6 +340,43 @@ TEST(CountMinSketch, LanesAreIndependent) {
         EXPECT_EQ(two.total(0), stream.updates.size());
         EXPECT_EQ(two.estimate(key_hash(0), 0), packets.estimate(key_hash(0)));
     }
+}
+
+// lanes_of into a recycled sketch of the lanes' shape writes into its storage
+// (no allocation) and answers as lanes_of; storage of another shape, or moved
+// from, is not written into: a new sketch is made.
+TEST(CountMinSketch, LanesOfReusesStorageOfTheirShapeOnly) {
+    CountMinSketch four(params_of(CountMinVariant::kirsch_mitzenmacher, 97, 3, 4, false, 4));
+    for (std::uint64_t key = 0; key < 500; ++key) {
+        const std::uint64_t w[4] = {1, 2 + key, 3, 4 + key % 7};
+        four.update(key_hash(key), w);
+    }
+    const CountMinSketch expected = four.lanes_of(2, 2);
+    CountMinSketch recycled = four.lanes_of(0, 2);  // an older window's lanes, same shape
+    const std::uint64_t* storage = recycled.counters().data();
+    const CountMinSketch reused = four.lanes_of(2, 2, std::move(recycled));
+    EXPECT_EQ(reused.counters().data(), storage);
+    EXPECT_TRUE(std::equal(reused.counters().begin(), reused.counters().end(), expected.counters().begin(),
+                           expected.counters().end()));
+    EXPECT_EQ(reused.total(0), expected.total(0));
+    EXPECT_EQ(reused.total(1), expected.total(1));
+
+    CountMinSketch other_shape(params_of(CountMinVariant::kirsch_mitzenmacher, 101, 3, 4, false, 2));
+    const CountMinSketch fresh = four.lanes_of(2, 2, std::move(other_shape));
+    EXPECT_EQ(fresh.params(), expected.params());
+    EXPECT_TRUE(std::equal(fresh.counters().begin(), fresh.counters().end(), expected.counters().begin(),
+                           expected.counters().end()));
+
+    CountMinSketch moved_from = four.lanes_of(0, 2);
+    const CountMinSketch taker = std::move(moved_from);
+    const CountMinSketch from_moved = four.lanes_of(2, 2, std::move(moved_from));  // NOLINT(bugprone-use-after-move)
+    EXPECT_TRUE(std::equal(from_moved.counters().begin(), from_moved.counters().end(), expected.counters().begin(),
+                           expected.counters().end()));
+    EXPECT_EQ(taker.total(0), four.total(0));
+    // copy_lanes_to refuses a moved-from sketch instead of writing past its (empty) storage.
+    CountMinSketch emptied = four.lanes_of(0, 2);
+    const CountMinSketch holder = std::move(emptied);
+    EXPECT_THROW(four.copy_lanes_to(2, 2, emptied), std::invalid_argument);  // NOLINT(bugprone-use-after-move)
 }
 
 // clear_lanes zeroes exactly its lanes, counters and totals, and leaves the others.

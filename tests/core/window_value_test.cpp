@@ -122,6 +122,40 @@ TEST(WindowValue, SerialisesAndReadsBackTheSameValue) {
     EXPECT_EQ(back.serialize(), bytes);
 }
 
+// A value made in the storage of an older one (recycled by the sinks) is the
+// value made anew, byte for byte: nothing of the older window survives, not
+// its counters, candidates, totals or flow counts, and its sketches' memory
+// is used again.
+TEST(WindowValue, MadeInRecycledStorageIsTheValueMadeAnew) {
+    MeasurementConfig config = config_with_keys();
+    config.track_flows = true;
+    FlowMeasurement measurement(config);
+    measurement.add_batch(skewed_stream(20000, 1000, 9));
+    WindowValue older = measurement.window_value(Window::interval);
+    older.frames = 99;
+    older.skipped = {{"non_ip", 5}};
+    std::vector<const std::uint64_t*> storage;
+    for (const KeyWindow& part : older.keys) storage.push_back(part.sketch.counters().data());
+    measurement.start_new_interval();
+    measurement.add_batch(skewed_stream(5000, 300, 10));
+
+    const std::vector<std::uint8_t> anew = measurement.window_value(Window::interval).serialize();
+    const WindowValue recycled = measurement.window_value(Window::interval, std::move(older));
+    EXPECT_EQ(recycled.serialize(), anew);
+    ASSERT_EQ(recycled.keys.size(), storage.size());
+    for (std::size_t k = 0; k < storage.size(); ++k) EXPECT_EQ(recycled.keys[k].sketch.counters().data(), storage[k]) << k;
+
+    // The run window's lanes have the interval's shape: the same storage serves both.
+    const std::vector<std::uint8_t> run = measurement.window_value(Window::run).serialize();
+    EXPECT_EQ(measurement.window_value(Window::run, WindowValue(recycled)).serialize(), run);
+    // Storage of another configuration is not written into.
+    MeasurementConfig other = config_with_keys();
+    other.sketch = CountMinParams::for_error(0.02, 0.01, CountMinVariant::kirsch_mitzenmacher);
+    FlowMeasurement foreign(other);
+    foreign.add_batch(skewed_stream(100, 10, 11));
+    EXPECT_EQ(measurement.window_value(Window::interval, foreign.window_value(Window::interval)).serialize(), anew);
+}
+
 // Candidates' exact counts merge as lower bounds: every part counted at most
 // its own packets of a key. Each row of the merge stays within its truth.
 TEST(WindowValue, MergedCandidateCountsStayBoundsOfTheTruth) {
