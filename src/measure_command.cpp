@@ -28,13 +28,22 @@
 #include "src/replay.hpp"
 #include "src/pipeline.hpp"
 #include "src/privileges.hpp"
+#include "src/sinks/clickhouse_exporter.hpp"
 #include "src/sinks/metrics_publisher.hpp"
 #include "src/sinks/metrics_server.hpp"
+#include "src/sinks/snapshot_pool.hpp"
 #include "src/sinks/snapshot_writer.hpp"
 #include "src/verify_options.hpp"
 
 namespace flowsketch::app {
 namespace {
+
+// Snapshots kept for the next windows: room for a delivered ClickHouse batch
+// and the files being written, which come back together; and spares made
+// ahead for a replay whose windows close faster than the sinks give them back
+// (two per window with both sinks).
+constexpr std::size_t snapshot_pool_capacity = ClickHouseExporter::max_batch_windows + 4;
+constexpr std::size_t snapshot_pool_spares = 4;
 
 struct MeasureOptions {
     std::vector<std::string> files;
@@ -399,7 +408,8 @@ std::unique_ptr<ProgressMeter> make_progress_meter(const MeasureOptions& options
 
 // --clickhouse: the exporter, spilling to --snapshot-dir's clickhouse-undelivered/.
 std::unique_ptr<ClickHouseExporter> make_clickhouse_exporter(const MeasureOptions& options,
-                                                             const core::MeasurementConfig& measurement) {
+                                                             const core::MeasurementConfig& measurement,
+                                                             SnapshotPool& pool) {
     for (const core::KeySpec& spec : measurement.extra_keys) {
         if (spec.counts_distinct()) {
             throw std::invalid_argument(fmt::format(
@@ -414,6 +424,7 @@ std::unique_ptr<ClickHouseExporter> make_clickhouse_exporter(const MeasureOption
     if (!options.snapshot_dir.empty()) exporter.spill_directory = options.snapshot_dir + "/clickhouse-undelivered";
     exporter.sync_spills = !options.interfaces.empty();
     exporter.wait_when_full = options.interfaces.empty();
+    exporter.pool = &pool;
     return std::make_unique<ClickHouseExporter>(exporter);
 }
 
@@ -483,6 +494,8 @@ int run_measure(const MeasureOptions& options) {
     std::unique_ptr<reports::ReportOutput> stdout_output;
     std::unique_ptr<reports::ReportOutput> file_output;
     std::unique_ptr<reports::ReportWriter> writer;
+    // Before the sinks, which give snapshots back to it until they finish.
+    SnapshotPool snapshot_pool(snapshot_pool_capacity, snapshot_pool_spares);
     std::unique_ptr<SnapshotWriter> snapshots;
     std::unique_ptr<ClickHouseExporter> clickhouse;
     std::unique_ptr<ProgressMeter> progress = make_progress_meter(options);
@@ -523,21 +536,23 @@ int run_measure(const MeasureOptions& options) {
             snapshot_options.directory = options.snapshot_dir;
             snapshot_options.wait_when_full = options.interfaces.empty();
             snapshot_options.sync_each = !options.interfaces.empty();
+            snapshot_options.pool = &snapshot_pool;
             snapshots = std::make_unique<SnapshotWriter>(snapshot_options);
             config.snapshots = snapshots.get();
         }
         if (!options.clickhouse.url.empty()) {
-            clickhouse = make_clickhouse_exporter(options, config.measurement);
+            clickhouse = make_clickhouse_exporter(options, config.measurement, snapshot_pool);
             config.clickhouse = clickhouse.get();
         }
+        config.snapshot_pool = &snapshot_pool;
         if (progress != nullptr) writer = make_progress_clearing_writer(std::move(writer), *progress);
         pipeline = std::make_unique<Pipeline>(config, *writer);
         if (snapshots) {
-            // A snapshot passes through a few buffers of a sketch's size, allocated on this
-            // thread and freed on the writer's. Kept in the heap rather than mapped and
-            // unmapped each time, they are not faulted in anew for every snapshot: a third of
-            // the CPU time snapshots cost (docs/snapshots.md). The measurement's own tables,
-            // allocated above, are not affected.
+            // The writer encodes each snapshot into buffers of a sketch's size (the copy
+            // itself lands in a recycled snapshot, see SnapshotPool). Kept in the heap
+            // rather than mapped and unmapped each time, they are not faulted in anew for
+            // every snapshot (docs/snapshots.md). The measurement's own tables, allocated
+            // above, are not affected.
             ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
             ::mallopt(M_TRIM_THRESHOLD, 128 << 20);
         }

@@ -331,9 +331,10 @@ void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_
 void Pipeline::snapshot(core::Window window, const Counters& counters, std::int64_t start_ns,
                         std::int64_t end_ns) {
     if (config_.snapshots == nullptr && config_.clickhouse == nullptr) return;
-    reports::Snapshot snapshot;
+    reports::Snapshot snapshot = config_.snapshot_pool != nullptr ? config_.snapshot_pool->take() : reports::Snapshot{};
     core::WindowValue& value = snapshot.value;
-    value = measurement_.window_value(window);
+    value = measurement_.window_value(window, std::move(value));
+    if (config_.snapshot_pool != nullptr) config_.snapshot_pool->stock_like(value);
     value.start_ns = start_ns;
     value.end_ns = end_ns;
     value.frames = counters.frames;
@@ -347,6 +348,7 @@ void Pipeline::snapshot(core::Window window, const Counters& counters, std::int6
                                                          stats.received, stats.dropped, stats.if_dropped});
     }
     reports::SnapshotContext& context = snapshot.context;
+    context = reports::SnapshotContext{};
     context.probe = config_.probe;
     context.memory_bytes = measurement_.memory_bytes();
     const std::vector<core::Aggregation>& aggregations = measurement_.aggregations();
@@ -367,7 +369,11 @@ void Pipeline::snapshot(core::Window window, const Counters& counters, std::int6
             config_.clickhouse->submit(std::move(snapshot));
             return;
         }
-        config_.clickhouse->submit(snapshot);
+        // Both sinks: the copy fills a recycled snapshot's storage too.
+        reports::Snapshot copy =
+            config_.snapshot_pool != nullptr ? config_.snapshot_pool->take() : reports::Snapshot{};
+        copy = snapshot;
+        config_.clickhouse->submit(std::move(copy));
     }
     config_.snapshots->submit(std::move(snapshot));
 }

@@ -24,6 +24,7 @@
 #include "src/core_contention.hpp"
 #include "src/measurement_worker.hpp"
 #include "src/sinks/clickhouse_exporter.hpp"
+#include "src/sinks/snapshot_pool.hpp"
 #include "src/sinks/snapshot_writer.hpp"
 
 namespace flowsketch::app {
@@ -52,6 +53,9 @@ struct PipelineConfig {
     std::uint64_t verify_max_flows = 10'000'000;
     /// --clickhouse: where each closed window is exported (none if null).
     ClickHouseExporter* clickhouse = nullptr;
+    /// Snapshots the sinks above give back, filled again for the next window
+    /// (none if null: each window's snapshot is allocated anew).
+    SnapshotPool* snapshot_pool = nullptr;
 };
 
 /// An exact table of --verify passed its limit: the run stops, since a

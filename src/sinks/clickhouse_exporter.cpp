@@ -8,16 +8,9 @@
 #include <utility>
 
 #include "src/clickhouse_schema.hpp"
+#include "src/sinks/background_priority.hpp"
 
 namespace flowsketch::app {
-namespace {
-
-// Windows per batch: at the defaults 8 windows are 6 MB of sketch rows, one
-// insert well within the default timeout.
-constexpr std::size_t max_batch_windows = 8;
-
-}  // namespace
-
 ClickHouseExporter::ClickHouseExporter(ClickHouseExporterOptions options)
     : options_(std::move(options)), client_(options_.endpoint, options_.timeout) {
     if (!options_.spill_directory.empty()) {
@@ -29,9 +22,13 @@ ClickHouseExporter::ClickHouseExporter(ClickHouseExporterOptions options)
         spill.queue = options_.queue + max_batch_windows + 4;
         spill.wait_when_full = false;
         spill.sync_each = options_.sync_spills;
+        spill.pool = options_.pool;
         spill_ = std::make_unique<SnapshotWriter>(spill);
     }
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        lower_this_thread_priority();
+        run();
+    });
 }
 
 ClickHouseExporter::~ClickHouseExporter() { finish(); }
@@ -42,7 +39,7 @@ void ClickHouseExporter::say(const std::string& message) const {
 }
 
 void ClickHouseExporter::submit(reports::Snapshot snapshot) {
-    std::optional<Pending> pushed_out;
+    std::optional<reports::Snapshot> pushed_out;
     {
         std::unique_lock lock(mutex_);
         if (options_.wait_when_full) {
@@ -52,7 +49,7 @@ void ClickHouseExporter::submit(reports::Snapshot snapshot) {
             pushed_out.emplace(std::move(queue_.front()));
             queue_.pop_front();
         }
-        queue_.push_back(Pending{std::move(snapshot), std::nullopt});
+        queue_.push_back(std::move(snapshot));
         counts_.queued = queue_.size() + in_flight_;
         changed_.notify_all();
     }
@@ -80,28 +77,26 @@ reports::ClickHouseExportCounts ClickHouseExporter::counts() const {
     return counts;
 }
 
-void ClickHouseExporter::give_up(Pending pending, const std::string& why) {
-    const std::string name = reports::snapshot_file_name(pending.snapshot);
+void ClickHouseExporter::give_up(reports::Snapshot snapshot, const std::string& why) {
+    const std::string name = reports::snapshot_file_name(snapshot);
     {
         std::lock_guard lock(mutex_);
         ++counts_.undelivered;
     }
     if (spill_) {
         say(fmt::format("window {} not delivered ({}); spilled to {}/{}", name, why, options_.spill_directory, name));
-        spill_->submit(std::move(pending.snapshot));
+        spill_->submit(std::move(snapshot));
     } else {
         say(fmt::format("window {} not delivered ({}); no --snapshot-dir to spill it to", name, why));
+        if (options_.pool != nullptr) options_.pool->give_back(std::move(snapshot));
     }
 }
 
 void ClickHouseExporter::deliver(Batch& batch) {
-    if (batch.inserted == 0 && batch.rows.sketch_rows.empty()) {
-        for (Pending& pending : batch.windows) {
-            if (!pending.rows) pending.rows = clickhouse_rows(pending.snapshot);
-            batch.rows.sketch_rows += pending.rows->sketch_rows;
-            batch.rows.candidates += pending.rows->candidates;
-            batch.rows.interval += pending.rows->interval;
-        }
+    if (!batch.encoded) {
+        batch.rows.clear();
+        for (const reports::Snapshot& snapshot : batch.windows) append_clickhouse_rows(snapshot, batch.rows);
+        batch.encoded = true;
     }
     // The windows' rows in `intervals` go last: a window is whole in
     // ClickHouse once it is there, and a retry resumes after the inserts that
@@ -126,7 +121,8 @@ void ClickHouseExporter::run() {
         if (batch.windows.empty()) {
             changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
             if (queue_.empty()) return;  // stopping, and everything is delivered
-            batch = Batch{};
+            batch.encoded = false;
+            batch.inserted = 0;
             while (!queue_.empty() && batch.windows.size() < max_batch_windows) {
                 batch.windows.push_back(std::move(queue_.front()));
                 queue_.pop_front();
@@ -146,7 +142,7 @@ void ClickHouseExporter::run() {
             } catch (const ClickHouseError& e) {
                 error = e.what();
             } catch (const std::invalid_argument& e) {  // cannot be encoded: retrying will not help
-                for (Pending& pending : batch.windows) give_up(std::move(pending), e.what());
+                for (reports::Snapshot& snapshot : batch.windows) give_up(std::move(snapshot), e.what());
                 batch.windows.clear();
                 lock.lock();
                 in_flight_ = 0;
@@ -154,18 +150,22 @@ void ClickHouseExporter::run() {
             }
         }
         if (past_deadline) {
-            for (Pending& pending : batch.windows) give_up(std::move(pending), error);
+            for (reports::Snapshot& snapshot : batch.windows) give_up(std::move(snapshot), error);
             batch.windows.clear();
             lock.lock();
             in_flight_ = 0;
             continue;
         }
         if (error.empty()) {
+            const std::size_t delivered = batch.windows.size();
+            if (options_.pool != nullptr) {
+                for (reports::Snapshot& snapshot : batch.windows) options_.pool->give_back(std::move(snapshot));
+            }
+            batch.windows.clear();
             lock.lock();
-            counts_.delivered += batch.windows.size();
+            counts_.delivered += delivered;
             // At the end, a server that keeps taking windows gets the time to take them all.
             if (stopping_) stop_deadline_ = std::chrono::steady_clock::now() + options_.finish_grace;
-            batch.windows.clear();
             in_flight_ = 0;
             counts_.queued = queue_.size();
             backoff = options_.first_backoff;

@@ -22,6 +22,7 @@
 #include "reports/snapshot.hpp"
 #include "src/sinks/clickhouse_http.hpp"
 #include "src/sinks/clickhouse_rows.hpp"
+#include "src/sinks/snapshot_pool.hpp"
 #include "src/sinks/snapshot_writer.hpp"
 
 namespace flowsketch::app {
@@ -46,10 +47,16 @@ struct ClickHouseExporterOptions {
     /// are only counted).
     std::string spill_directory;
     bool sync_spills = true;  // fsync each spilled file (live capture)
+    /// Where delivered (and spilled) snapshots go to be filled again (none if null).
+    SnapshotPool* pool = nullptr;
 };
 
 class ClickHouseExporter {
 public:
+    /// Windows per insert: at the defaults 8 windows are 6 MB of sketch rows,
+    /// one insert well within the default timeout.
+    static constexpr std::size_t max_batch_windows = 8;
+
     /// Creates the spill directory when one is given; throws
     /// std::runtime_error if it cannot be used.
     explicit ClickHouseExporter(ClickHouseExporterOptions options);
@@ -68,21 +75,18 @@ public:
     const ClickHouseExporterOptions& options() const noexcept { return options_; }
 
 private:
-    struct Pending {
-        reports::Snapshot snapshot;
-        std::optional<ClickHouseRows> rows;  // encoded on first attempt
-    };
     /// Windows delivered together: one INSERT per table for all of them
     /// (ClickHouse takes few large inserts much faster than many small ones).
     struct Batch {
-        std::vector<Pending> windows;
-        ClickHouseRows rows;    // the windows' rows, concatenated
+        std::vector<reports::Snapshot> windows;
+        ClickHouseRows rows;    // the windows' rows, one after the other (memory kept from batch to batch)
+        bool encoded = false;   // rows holds the windows' rows
         unsigned inserted = 0;  // tables already holding them, in insert order
     };
 
     void run();
     void deliver(Batch& batch);  // throws ClickHouseError; resumes after the inserts that succeeded
-    void give_up(Pending pending, const std::string& why);  // spill or count it
+    void give_up(reports::Snapshot snapshot, const std::string& why);  // spill or count it
     void say(const std::string& message) const;
 
     ClickHouseExporterOptions options_;
@@ -90,7 +94,7 @@ private:
     std::unique_ptr<SnapshotWriter> spill_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
-    std::deque<Pending> queue_;
+    std::deque<reports::Snapshot> queue_;
     std::size_t in_flight_ = 0;  // windows of the batch being delivered
     bool stopping_ = false;
     std::chrono::steady_clock::time_point stop_deadline_{};

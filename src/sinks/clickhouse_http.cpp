@@ -114,16 +114,14 @@ std::string ClickHouseClient::execute(std::string_view query, std::string_view b
         // With data, the statement goes in the URL and the data is the body;
         // without, the statement is the body (no length limit).
         if (!body.empty()) target += "query=" + url_encode(query);
-        http::request<http::string_body> request(http::verb::post, target, 11);
+        // The body is sent from the caller's buffer: a batch of windows is megabytes.
+        http::request<http::span_body<const char>> request(http::verb::post, target, 11);
         request.set(http::field::host, endpoint_.host);
         request.set(http::field::content_type, "text/plain; charset=utf-8");
         if (!endpoint_.user.empty()) request.set("X-ClickHouse-User", endpoint_.user);
         if (!endpoint_.password.empty()) request.set("X-ClickHouse-Key", endpoint_.password);
-        if (body.empty()) {
-            request.body() = std::string(query);
-        } else {
-            request.body() = std::string(body);
-        }
+        const std::string_view payload = body.empty() ? query : body;
+        request.body() = beast::span<const char>(payload.data(), payload.size());
         request.prepare_payload();
         stream.expires_after(timeout_);
         http::write(stream, request);

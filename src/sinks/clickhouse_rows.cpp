@@ -123,10 +123,15 @@ bool parse_key_hex(std::string_view text, core::FlowKey& key) {
     return true;
 }
 
-ClickHouseRows clickhouse_rows(const reports::Snapshot& snapshot) {
+void append_clickhouse_rows(const reports::Snapshot& snapshot, ClickHouseRows& rows) {
     const core::WindowValue& value = snapshot.value;
     const reports::SnapshotContext& context = snapshot.context;
-    ClickHouseRows rows;
+    for (const core::KeyWindow& key : value.keys) {
+        if (key.distinct) {
+            throw std::invalid_argument(fmt::format(
+                "key spec {}: distinct counts are not exported to ClickHouse", key.spec.name()));
+        }
+    }
     const std::uint16_t day = day_number(value.start_ns);
     std::string head;  // day, probe, start_ns, end_ns: every table's first columns
     head += day_of(value.start_ns);
@@ -135,10 +140,6 @@ ClickHouseRows clickhouse_rows(const reports::Snapshot& snapshot) {
     fmt::format_to(std::back_inserter(head), "\t{}\t{}\t", value.start_ns, value.end_ns);
 
     for (const core::KeyWindow& key : value.keys) {
-        if (key.distinct) {
-            throw std::invalid_argument(fmt::format(
-                "key spec {}: distinct counts are not exported to ClickHouse", key.spec.name()));
-        }
         const core::CountMinSketch& sketch = key.sketch;
         const core::CountMinParams& params = sketch.params();
         const std::string spec = key.spec.name();
@@ -264,7 +265,6 @@ ClickHouseRows clickhouse_rows(const reports::Snapshot& snapshot) {
     out.number(flows.generations_advanced);
     out.number(static_cast<std::uint8_t>(context.truncated ? 1 : 0));
     out.texts(context.warnings);
-    return rows;
 }
 
 }  // namespace flowsketch::app

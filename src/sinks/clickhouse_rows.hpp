@@ -14,11 +14,20 @@ struct ClickHouseRows {
     std::string sketch_rows;  // RowBinary: one row per key spec, lane and sketch row
     std::string candidates;   // TabSeparated: one line per key spec, lane and candidate key
     std::string interval;     // RowBinary: one row, the window's totals and context
+
+    /// Empties the bodies, keeping their memory for the next windows.
+    void clear() noexcept {
+        sketch_rows.clear();
+        candidates.clear();
+        interval.clear();
+    }
 };
 
-/// Throws std::invalid_argument for what the tables cannot hold: distinct-count
-/// key specs (their sketches are not exported).
-ClickHouseRows clickhouse_rows(const reports::Snapshot& snapshot);
+/// Appends the snapshot's rows to `rows` (windows appended one after the
+/// other go in one INSERT per table). Throws std::invalid_argument, before
+/// appending anything, for what the tables cannot hold: distinct-count key
+/// specs (their sketches are not exported).
+void append_clickhouse_rows(const reports::Snapshot& snapshot, ClickHouseRows& rows);
 
 /// A key's 40 bytes as 80 lower-case hex digits, and back (false: not such text).
 std::string key_hex(const core::FlowKey& key);

@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
+
+#include "src/sinks/background_priority.hpp"
 
 namespace flowsketch::app {
 namespace {
@@ -45,7 +48,10 @@ SnapshotWriter::SnapshotWriter(SnapshotWriterOptions options) : options_(std::mo
         ::close(directory_fd_);
         throw std::runtime_error(fmt::format("--snapshot-dir {}: {}", dir, error_text(error)));
     }
-    thread_ = std::thread([this] { run(); });
+    thread_ = std::thread([this] {
+        lower_this_thread_priority();
+        run();
+    });
 }
 
 SnapshotWriter::~SnapshotWriter() {
@@ -103,6 +109,7 @@ void SnapshotWriter::run() {
         changed_.notify_all();  // a place is free
         lock.unlock();
         write(snapshot);
+        if (options_.pool != nullptr) options_.pool->give_back(std::move(snapshot));
         lock.lock();
     }
 }

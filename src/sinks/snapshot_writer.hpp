@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "reports/snapshot.hpp"
+#include "src/sinks/snapshot_pool.hpp"
 
 namespace flowsketch::app {
 
@@ -30,6 +31,8 @@ struct SnapshotWriterOptions {
     /// disk, and the file system synced once by finish(); an fsync per file
     /// would bound a replay to the disk's fsyncs per second.
     bool sync_each = true;
+    /// Where written snapshots go to be filled again (none if null).
+    SnapshotPool* pool = nullptr;
 };
 
 class SnapshotWriter {
