@@ -3,7 +3,8 @@
 # time) replayed at --interval 1 (100 windows) without and with the export to a
 # local ClickHouse server, beside the libpcap floor, alternating repetitions.
 # Per row: the median seconds to the final report (the replay's own work, the
-# figure that must not move) and to the process's end (every window delivered).
+# figure that must not move) and to the process's end (every window delivered);
+# then the median over repetitions of export / plain, each pair run back to back.
 #
 # usage: bench/clickhouse_export.sh [BUILD_DIR] [REPS]
 #   BUILD_DIR  default build (needs src/flowsketch and bench/pcap_floor)
@@ -13,6 +14,9 @@
 #   SERVER_CPUS=L   CPUs the ClickHouse server is pinned to (taskset list; default the
 #                   last CPU): a stand-in for a server on a machine of its own, which a
 #                   probe would export to. SERVER_CPUS=all leaves it unpinned
+#   SERVER_PRIORITY=idle|normal  the server's scheduling class (default idle: SCHED_IDLE,
+#                   so it takes only CPU time the probe leaves, as a server of its own
+#                   would; normal: it competes with the probe's threads)
 #   CLICKHOUSE=PATH the server binary (default clickhouse-server)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,11 +73,15 @@ cat >"$work/users.xml" <<'EOF'
 </yandex>
 EOF
 cpus="${SERVER_CPUS:-$(($(nproc) - 1))}"
-if [ "$cpus" = all ]; then
-  "$server_bin" --config-file="$work/config.xml" >/dev/null 2>&1 &
-else
-  taskset -c "$cpus" "$server_bin" --config-file="$work/config.xml" >/dev/null 2>&1 &
-fi
+priority="${SERVER_PRIORITY:-idle}"
+run_server=("$server_bin" --config-file="$work/config.xml")
+case "$priority" in
+  idle) run_server=(chrt --idle 0 "${run_server[@]}") ;;
+  normal) ;;
+  *) echo "SERVER_PRIORITY is idle or normal, not '$priority'" >&2; exit 2 ;;
+esac
+[ "$cpus" = all ] || run_server=(taskset -c "$cpus" "${run_server[@]}")
+"${run_server[@]}" >/dev/null 2>&1 &
 server_pid=$!
 disown "$server_pid"
 url="http://127.0.0.1:$http_port/"
@@ -120,7 +128,7 @@ windows="$(curl -fs --data-binary "SELECT count() FROM flowsketch.intervals" "$u
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 f="$(echo "${first[floor]}" | median)"
-echo "trace $trace, $reps alternating repetitions, server CPUs: $cpus, windows in ClickHouse: $windows"
+echo "trace $trace, $reps alternating repetitions, server CPUs: $cpus, priority: $priority, windows in ClickHouse: $windows"
 echo "| row | final report, median s (ratio to the floor) | process end, median s | runs (final report) |"
 echo "|---|---:|---:|---|"
 for row in "${rows[@]}"; do
@@ -128,3 +136,8 @@ for row in "${rows[@]}"; do
   e="$(echo "${last[$row]}" | median)"
   printf '| %s | %s (%.3f) | %s | %s|\n' "$row" "$m" "$(echo "$m / $f" | bc -l)" "$e" "${first[$row]}"
 done
+# The machine's speed drifts between repetitions; each repetition's export run
+# against the plain run just before it does not.
+paired="$(paste -d' ' <(echo "${first[export]}" | tr ' ' '\n' | grep -v '^$') \
+                      <(echo "${first[plain]}" | tr ' ' '\n' | grep -v '^$') | awk '{printf "%.4f ", $1 / $2}')"
+printf 'export / plain, final report, per repetition: median %.3f (%s)\n' "$(echo "$paired" | median)" "$paired"
