@@ -328,10 +328,14 @@ void Pipeline::finish_at(std::int64_t interval_start_ns, std::int64_t run_start_
     if (interval_ns_ == 0) snapshot(core::Window::run, total_, run_start_ns, end_ns);
 }
 
+reports::Snapshot Pipeline::recycled_snapshot() const {
+    return config_.snapshot_pool != nullptr ? config_.snapshot_pool->take() : reports::Snapshot{};
+}
+
 void Pipeline::snapshot(core::Window window, const Counters& counters, std::int64_t start_ns,
                         std::int64_t end_ns) {
     if (config_.snapshots == nullptr && config_.clickhouse == nullptr) return;
-    reports::Snapshot snapshot = config_.snapshot_pool != nullptr ? config_.snapshot_pool->take() : reports::Snapshot{};
+    reports::Snapshot snapshot = recycled_snapshot();
     core::WindowValue& value = snapshot.value;
     value = measurement_.window_value(window, std::move(value));
     if (config_.snapshot_pool != nullptr) config_.snapshot_pool->stock_like(value);
@@ -370,8 +374,7 @@ void Pipeline::snapshot(core::Window window, const Counters& counters, std::int6
             return;
         }
         // Both sinks: the copy fills a recycled snapshot's storage too.
-        reports::Snapshot copy =
-            config_.snapshot_pool != nullptr ? config_.snapshot_pool->take() : reports::Snapshot{};
+        reports::Snapshot copy = recycled_snapshot();
         copy = snapshot;
         config_.clickhouse->submit(std::move(copy));
     }

@@ -237,6 +237,8 @@ private:
     /// Hands the window's value to the snapshot writer (if any); after sync(),
     /// before the window's lanes are cleared.
     void snapshot(core::Window window, const Counters& counters, std::int64_t start_ns, std::int64_t end_ns);
+    /// A snapshot from the pool to be overwritten (an empty one without a pool).
+    reports::Snapshot recycled_snapshot() const;
     reports::Report make_report(reports::ReportKind kind, const core::WindowSummary& summary,
                                 const Counters& counters, double start, double end) const;
     /// --verify: the exact counts see the batch (throws VerifyLimitExceeded).

@@ -20,6 +20,23 @@
 namespace flowsketch::core {
 namespace {
 
+// Copies the 16-byte aligned pairs of counters at first, first + stride, ...
+// to `to` with stores that bypass the cache; false where the CPU has none.
+bool stream_pairs(std::span<const std::uint64_t> counters, std::size_t first, std::size_t stride,
+                  std::uint64_t* to) noexcept {
+#if defined(__SSE2__)
+    auto* pair = reinterpret_cast<__m128i*>(to);
+    for (std::size_t cell = first; cell < counters.size(); cell += stride, ++pair) {
+        _mm_stream_si128(pair, _mm_load_si128(reinterpret_cast<const __m128i*>(&counters[cell])));
+    }
+    _mm_sfence();
+    return true;
+#else
+    (void)counters, (void)first, (void)stride, (void)to;
+    return false;
+#endif
+}
+
 constexpr std::uint64_t mersenne61 = (std::uint64_t{1} << 61) - 1;
 
 // x mod (2^61 − 1) for a 122-bit product, without division.
@@ -428,44 +445,39 @@ CountMinSketch CountMinSketch::lanes_of(std::uint32_t first, std::uint32_t count
 }
 
 CountMinSketch CountMinSketch::lanes_of(std::uint32_t first, std::uint32_t count, CountMinSketch&& storage) const {
-    CountMinParams params = params_;
-    params.lanes = count;
-    // A moved-from sketch keeps its parameters but not its counters.
-    if (!(storage.params_ == params) || storage.counters_.size() != params.counter_bytes() / sizeof(std::uint64_t) ||
-        storage.totals_.size() != count) {
-        return lanes_of(first, count);
-    }
-#if defined(__SSE2__)
-    if (count == 2 && first % 2 == 0 && params_.lanes % 2 == 0) {  // 16-byte aligned pairs
-        // The copy is read by another thread: stores that bypass the cache
-        // take no lines from it (nor from that thread's cache, where the
-        // storage was last written) and leave this thread's tables in ours.
-        const std::uint32_t lanes = params_.lanes;
-        auto* to = reinterpret_cast<__m128i*>(storage.counters_.data());
-        for (std::size_t cell = first; cell < counters_.size(); cell += lanes, ++to) {
-            _mm_stream_si128(to, _mm_load_si128(reinterpret_cast<const __m128i*>(&counters_[cell])));
-        }
-        _mm_sfence();
-        for (std::uint32_t lane = 0; lane < count; ++lane) storage.totals_[lane] = totals_[first + lane];
-        return std::move(storage);
-    }
-#endif
-    copy_lanes_to(first, count, storage);
+    if (first + count > params_.lanes || !holds_lanes(storage, count)) return lanes_of(first, count);
+    // The copy is read by another thread: stores that bypass the cache take no
+    // lines from it (nor from that thread's cache, where the storage was last
+    // written) and leave this thread's tables in ours.
+    copy_lanes(first, count, storage, Stores::bypass_cache);
     return std::move(storage);
 }
 
 void CountMinSketch::copy_lanes_to(std::uint32_t first, std::uint32_t count, CountMinSketch& out) const {
-    CountMinParams expected = params_;
-    expected.lanes = count;
-    if (first + count > params_.lanes || !(out.params_ == expected) ||
-        out.counters_.size() != expected.counter_bytes() / sizeof(std::uint64_t) || out.totals_.size() != count) {
+    if (first + count > params_.lanes || !holds_lanes(out, count)) {
         throw std::invalid_argument("Count-Min lanes copied into a sketch of other parameters");
     }
+    copy_lanes(first, count, out, Stores::cached);
+}
+
+// A moved-from sketch keeps its parameters but not its counters.
+bool CountMinSketch::holds_lanes(const CountMinSketch& out, std::uint32_t count) const noexcept {
+    CountMinParams expected = params_;
+    expected.lanes = count;
+    return out.params_ == expected && out.counters_.size() == expected.counter_bytes() / sizeof(std::uint64_t) &&
+           out.totals_.size() == count;
+}
+
+void CountMinSketch::copy_lanes(std::uint32_t first, std::uint32_t count, CountMinSketch& out,
+                                Stores stores) const noexcept {
     const std::uint32_t lanes = params_.lanes;
     std::uint64_t* to = out.counters_.data();
     if (count == 2) {  // a window's packets and bytes: one 16-byte move per cell
-        for (std::size_t cell = first; cell < counters_.size(); cell += lanes, to += 2) {
-            std::memcpy(to, &counters_[cell], 2 * sizeof(std::uint64_t));
+        const bool aligned = first % 2 == 0 && lanes % 2 == 0;  // 16-byte aligned pairs
+        if (!(stores == Stores::bypass_cache && aligned && stream_pairs(counters_, first, lanes, to))) {
+            for (std::size_t cell = first; cell < counters_.size(); cell += lanes, to += 2) {
+                std::memcpy(to, &counters_[cell], 2 * sizeof(std::uint64_t));
+            }
         }
     } else {
         for (std::size_t cell = 0; cell < counters_.size(); cell += lanes) {

@@ -186,6 +186,10 @@ public:
     std::uint32_t column(const Hash128& hash, std::uint32_t row) const noexcept;
 
 private:
+    enum class Stores : std::uint8_t { cached, bypass_cache };
+    /// `out` has the parameters and storage of `count` lanes of this sketch.
+    bool holds_lanes(const CountMinSketch& out, std::uint32_t count) const noexcept;
+    void copy_lanes(std::uint32_t first, std::uint32_t count, CountMinSketch& out, Stores stores) const noexcept;
     std::uint64_t mod_width(std::uint64_t x) const noexcept {
         return mod_by_reciprocal(x, params_.width, width_reciprocal_);
     }

@@ -52,11 +52,12 @@ void SnapshotPool::stock_like(const core::WindowValue& value) {
         std::lock_guard lock(mutex_);
         if (shape == shape_) return;
         shape_ = std::move(shape);
-        if (spares_ > 0 && !thread_.joinable())
+        if (spares_ > 0 && !thread_.joinable()) {
             thread_ = std::thread([this] {
                 lower_this_thread_priority();
                 run();
             });
+        }
     }
     changed_.notify_all();
 }
@@ -71,8 +72,9 @@ reports::Snapshot SnapshotPool::make_spare(const std::vector<core::CountMinParam
     snapshot.value.keys.reserve(shape.size());
     for (const core::CountMinParams& params : shape) {
         // The constructor zeroes the counters: every page is faulted in here.
-        snapshot.value.keys.push_back(core::KeyWindow{
-            core::KeySpec::five_tuple(), core::CountMinSketch(params), {}, {}, {}, {}});
+        // Only the sketch is used again (window_value writes the rest), so any spec will do.
+        snapshot.value.keys.push_back(
+            core::KeyWindow{core::KeySpec::five_tuple(), core::CountMinSketch(params), {}, {}, {}, {}});
     }
     return snapshot;
 }

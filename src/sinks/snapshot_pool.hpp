@@ -19,7 +19,7 @@
 namespace flowsketch::app {
 
 class SnapshotPool {
-  public:
+public:
     /// Keeps at most `capacity` snapshots, and makes spares until `spares`
     /// (≤ capacity) are ready once it knows their shape (stock_like).
     SnapshotPool(std::size_t capacity, std::size_t spares);
@@ -39,7 +39,7 @@ class SnapshotPool {
     /// Snapshots ready to be taken.
     std::size_t ready() const;
 
-  private:
+private:
     void run();
     reports::Snapshot make_spare(const std::vector<core::CountMinParams>& shape) const;
 
