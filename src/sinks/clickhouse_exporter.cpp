@@ -95,7 +95,7 @@ void ClickHouseExporter::give_up(reports::Snapshot snapshot, const std::string& 
 void ClickHouseExporter::deliver(Batch& batch) {
     if (!batch.encoded) {
         batch.rows.clear();
-        for (const reports::Snapshot& snapshot : batch.windows) append_clickhouse_rows(snapshot, batch.rows);
+        append_clickhouse_rows(batch.windows, batch.rows);
         batch.encoded = true;
     }
     // The windows' rows in `intervals` go last: a window is whole in

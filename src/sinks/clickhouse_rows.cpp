@@ -8,6 +8,8 @@
 #include <bit>
 #include <ctime>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "core/key/hash.hpp"
 #include "reports/key_format.hpp"
@@ -67,6 +69,17 @@ struct RowBinary {
         length(items.size());
         for (const auto item : items) number(static_cast<T>(item));
     }
+    // `count` numbers `stride` apart, as an Array(UInt64), copied a block at a time.
+    void strided_numbers(const std::uint64_t* first, std::size_t count, std::size_t stride) {
+        length(count);
+        std::array<std::uint64_t, 256> block;
+        for (std::size_t done = 0; done < count;) {
+            const std::size_t n = std::min(block.size(), count - done);
+            for (std::size_t i = 0; i < n; ++i) block[i] = first[(done + i) * stride];
+            out.append(reinterpret_cast<const char*>(block.data()), n * sizeof(std::uint64_t));
+            done += n;
+        }
+    }
     void texts(const std::vector<std::string>& items) {
         length(items.size());
         for (const std::string& item : items) text(item);
@@ -123,91 +136,104 @@ bool parse_key_hex(std::string_view text, core::FlowKey& key) {
     return true;
 }
 
-void append_clickhouse_rows(const reports::Snapshot& snapshot, ClickHouseRows& rows) {
+namespace {
+
+// One key spec's lane of one window: the sketch rows and candidates it adds.
+struct SketchPart {
+    const reports::Snapshot* window;
+    const core::KeyWindow* key;
+    std::string spec;
+    std::uint32_t lane;
+};
+
+// The sketch_rows table's sort key (clickhouse_schema.hpp) up to `row`:
+// parts in this order make a block that ClickHouse stores without sorting it.
+bool before_in_table(const SketchPart& a, const SketchPart& b) {
+    const core::CountMinParams& x = a.key->sketch.params();
+    const core::CountMinParams& y = b.key->sketch.params();
+    return std::forward_as_tuple(a.spec, a.lane, variant_column(x.variant), x.width, x.depth, x.seed,
+                                 a.window->value.hash_seed, x.conservative_update, x.stated_epsilon,
+                                 a.window->value.start_ns, a.window->context.probe) <
+           std::forward_as_tuple(b.spec, b.lane, variant_column(y.variant), y.width, y.depth, y.seed,
+                                 b.window->value.hash_seed, y.conservative_update, y.stated_epsilon,
+                                 b.window->value.start_ns, b.window->context.probe);
+}
+
+void append_sketch_rows(const SketchPart& part, std::string& body) {
+    const core::WindowValue& value = part.window->value;
+    const core::CountMinSketch& sketch = part.key->sketch;
+    const core::CountMinParams& params = sketch.params();
+    const std::uint32_t lanes = params.lanes;
+    const std::uint64_t* counters = sketch.counters().data();
+    for (std::uint32_t row = 0; row < params.depth; ++row) {
+        RowBinary out{body};
+        out.number(day_number(value.start_ns));
+        out.text(part.window->context.probe);
+        out.number(value.start_ns);
+        out.number(value.end_ns);
+        out.text(part.spec);
+        out.number(static_cast<std::uint8_t>(part.lane));
+        out.text(variant_column(params.variant));
+        out.number(params.width);
+        out.number(static_cast<std::uint16_t>(params.depth));
+        out.number(params.seed);
+        out.number(value.hash_seed);
+        out.number(static_cast<std::uint8_t>(params.conservative_update ? 1 : 0));
+        out.number(params.stated_epsilon);
+        out.number(static_cast<std::uint16_t>(row));
+        out.number(sketch.total(part.lane));
+        out.strided_numbers(counters + std::size_t{row} * params.width * lanes + part.lane, params.width, lanes);
+    }
+}
+
+void append_candidates(const SketchPart& part, std::string& out) {
+    const core::WindowValue& value = part.window->value;
+    const core::KeyWindow& key = *part.key;
+    const core::CountMinSketch& sketch = key.sketch;
+    const std::uint32_t lane = part.lane;
+    std::vector<std::uint32_t> columns(sketch.params().depth);
+    const bool counted = key.candidate_counts[lane].size() == key.candidates[lane].size();
+    for (std::size_t c = 0; c < key.candidates[lane].size(); ++c) {
+        const core::FlowKey& candidate = key.candidates[lane][c];
+        // Without counts (a value read from an older snapshot) the key has no lower or upper bound of its own.
+        const core::CandidateCount count = counted ? key.candidate_counts[lane][c] : core::CandidateCount{};
+        const core::Hash128 hash = core::hash_key(candidate, value.hash_seed);
+        for (std::uint32_t row = 0; row < columns.size(); ++row) columns[row] = sketch.column(hash, row);
+        out += day_of(value.start_ns);
+        out.push_back('\t');
+        append_text(out, part.window->context.probe);
+        fmt::format_to(std::back_inserter(out), "\t{}\t{}\t", value.start_ns, value.end_ns);
+        append_text(out, part.spec);
+        fmt::format_to(std::back_inserter(out), "\t{}\t", lane);
+        std::string src;
+        std::string dst;
+        std::string sport = "0";
+        std::string dport = "0";
+        std::string proto = "0";
+        std::string vlan = "0";
+        for (const reports::KeyFieldText& field : reports::key_fields(candidate, key.spec)) {
+            if (field.name == "src") src = field.text;
+            if (field.name == "dst") dst = field.text;
+            if (field.name == "sport") sport = field.text;
+            if (field.name == "dport") dport = field.text;
+            if (field.name == "proto") proto = field.text;
+            if (field.name == "vlan") vlan = field.text;
+        }
+        append_text(out, src);
+        out.push_back('\t');
+        append_text(out, dst);
+        fmt::format_to(std::back_inserter(out), "\t{}\t{}\t{}\t{}\t{}\t", sport, dport, proto, vlan,
+                       key_hex(candidate));
+        append_number_array(out, columns);
+        fmt::format_to(std::back_inserter(out), "\t{}\t{}\n", count.exact, count.upper);
+    }
+}
+
+void append_interval(const reports::Snapshot& snapshot, std::string& body) {
     const core::WindowValue& value = snapshot.value;
     const reports::SnapshotContext& context = snapshot.context;
-    for (const core::KeyWindow& key : value.keys) {
-        if (key.distinct) {
-            throw std::invalid_argument(fmt::format(
-                "key spec {}: distinct counts are not exported to ClickHouse", key.spec.name()));
-        }
-    }
     const std::uint16_t day = day_number(value.start_ns);
-    std::string head;  // day, probe, start_ns, end_ns: every table's first columns
-    head += day_of(value.start_ns);
-    head.push_back('\t');
-    append_text(head, context.probe);
-    fmt::format_to(std::back_inserter(head), "\t{}\t{}\t", value.start_ns, value.end_ns);
-
-    for (const core::KeyWindow& key : value.keys) {
-        const core::CountMinSketch& sketch = key.sketch;
-        const core::CountMinParams& params = sketch.params();
-        const std::string spec = key.spec.name();
-        const std::uint32_t lanes = params.lanes;
-        const auto counters = sketch.counters();
-        std::vector<std::uint64_t> row_counters(params.width);
-        for (std::uint32_t lane = 0; lane < std::min<std::uint32_t>(lanes, 2); ++lane) {
-            for (std::uint32_t row = 0; row < params.depth; ++row) {
-                const std::size_t base = std::size_t{row} * params.width * lanes;
-                for (std::uint32_t column = 0; column < params.width; ++column) {
-                    row_counters[column] = counters[base + std::size_t{column} * lanes + lane];
-                }
-                RowBinary out{rows.sketch_rows};
-                out.number(day);
-                out.text(context.probe);
-                out.number(value.start_ns);
-                out.number(value.end_ns);
-                out.text(spec);
-                out.number(static_cast<std::uint8_t>(lane));
-                out.text(variant_column(params.variant));
-                out.number(params.width);
-                out.number(static_cast<std::uint16_t>(params.depth));
-                out.number(params.seed);
-                out.number(value.hash_seed);
-                out.number(static_cast<std::uint8_t>(params.conservative_update ? 1 : 0));
-                out.number(params.stated_epsilon);
-                out.number(static_cast<std::uint16_t>(row));
-                out.number(sketch.total(lane));
-                out.numbers<std::uint64_t>(row_counters);
-            }
-            std::vector<std::uint32_t> columns(params.depth);
-            const bool counted = key.candidate_counts[lane].size() == key.candidates[lane].size();
-            for (std::size_t c = 0; c < key.candidates[lane].size(); ++c) {
-                const core::FlowKey& candidate = key.candidates[lane][c];
-                // Without counts (a value read from an older snapshot) the key has no lower or upper bound of its own.
-                const core::CandidateCount count = counted ? key.candidate_counts[lane][c] : core::CandidateCount{};
-                const core::Hash128 hash = core::hash_key(candidate, value.hash_seed);
-                for (std::uint32_t row = 0; row < params.depth; ++row) columns[row] = sketch.column(hash, row);
-                std::string& out = rows.candidates;
-                out += head;
-                append_text(out, spec);
-                fmt::format_to(std::back_inserter(out), "\t{}\t", lane);
-                std::string src;
-                std::string dst;
-                std::string sport = "0";
-                std::string dport = "0";
-                std::string proto = "0";
-                std::string vlan = "0";
-                for (const reports::KeyFieldText& field : reports::key_fields(candidate, key.spec)) {
-                    if (field.name == "src") src = field.text;
-                    if (field.name == "dst") dst = field.text;
-                    if (field.name == "sport") sport = field.text;
-                    if (field.name == "dport") dport = field.text;
-                    if (field.name == "proto") proto = field.text;
-                    if (field.name == "vlan") vlan = field.text;
-                }
-                append_text(out, src);
-                out.push_back('\t');
-                append_text(out, dst);
-                fmt::format_to(std::back_inserter(out), "\t{}\t{}\t{}\t{}\t{}\t", sport, dport, proto, vlan,
-                               key_hex(candidate));
-                append_number_array(out, columns);
-                fmt::format_to(std::back_inserter(out), "\t{}\t{}\n", count.exact, count.upper);
-            }
-        }
-    }
-
-    RowBinary out{rows.interval};
+    RowBinary out{body};
     out.number(day);
     out.text(context.probe);
     out.number(value.start_ns);
@@ -265,6 +291,33 @@ void append_clickhouse_rows(const reports::Snapshot& snapshot, ClickHouseRows& r
     out.number(flows.generations_advanced);
     out.number(static_cast<std::uint8_t>(context.truncated ? 1 : 0));
     out.texts(context.warnings);
+}
+
+}  // namespace
+
+void append_clickhouse_rows(std::span<const reports::Snapshot> windows, ClickHouseRows& rows) {
+    std::vector<SketchPart> parts;
+    for (const reports::Snapshot& window : windows) {
+        for (const core::KeyWindow& key : window.value.keys) {
+            if (key.distinct) {
+                throw std::invalid_argument(fmt::format(
+                    "key spec {}: distinct counts are not exported to ClickHouse", key.spec.name()));
+            }
+            const std::uint32_t lanes = std::min<std::uint32_t>(key.sketch.params().lanes, 2);
+            for (std::uint32_t lane = 0; lane < lanes; ++lane) parts.push_back({&window, &key, key.spec.name(), lane});
+        }
+    }
+    std::stable_sort(parts.begin(), parts.end(), before_in_table);
+    for (const SketchPart& part : parts) {
+        append_sketch_rows(part, rows.sketch_rows);
+        append_candidates(part, rows.candidates);
+    }
+    std::vector<const reports::Snapshot*> by_start;
+    for (const reports::Snapshot& window : windows) by_start.push_back(&window);
+    std::stable_sort(by_start.begin(), by_start.end(), [](const reports::Snapshot* a, const reports::Snapshot* b) {
+        return std::tie(a->value.start_ns, a->context.probe) < std::tie(b->value.start_ns, b->context.probe);
+    });
+    for (const reports::Snapshot* window : by_start) append_interval(*window, rows.interval);
 }
 
 }  // namespace flowsketch::app

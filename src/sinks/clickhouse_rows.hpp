@@ -1,9 +1,10 @@
-// One snapshot as the bodies of the INSERTs that export it, one body per
+// Snapshots as the bodies of the INSERTs that export them, one body per
 // table of clickhouse_schema.hpp, in that table's column order: RowBinary
 // where a row holds doubles (they must arrive exact), TabSeparated for the
 // candidates.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "reports/snapshot.hpp"
@@ -23,11 +24,13 @@ struct ClickHouseRows {
     }
 };
 
-/// Appends the snapshot's rows to `rows` (windows appended one after the
-/// other go in one INSERT per table). Throws std::invalid_argument, before
-/// appending anything, for what the tables cannot hold: distinct-count key
-/// specs (their sketches are not exported).
-void append_clickhouse_rows(const reports::Snapshot& snapshot, ClickHouseRows& rows);
+/// Appends the windows' rows to `rows`, for one INSERT per table. Each body
+/// is in its table's sort order (sketch rows and candidates by key spec, lane,
+/// start, probe and row; intervals by start and probe), so that ClickHouse
+/// stores the block as it comes instead of sorting it. Throws
+/// std::invalid_argument, before appending anything, for what the tables
+/// cannot hold: distinct-count key specs (their sketches are not exported).
+void append_clickhouse_rows(std::span<const reports::Snapshot> windows, ClickHouseRows& rows);
 
 /// A key's 40 bytes as 80 lower-case hex digits, and back (false: not such text).
 std::string key_hex(const core::FlowKey& key);
