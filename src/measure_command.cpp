@@ -544,7 +544,7 @@ int run_measure(const MeasureOptions& options) {
             clickhouse = make_clickhouse_exporter(options, config.measurement, snapshot_pool);
             config.clickhouse = clickhouse.get();
         }
-        config.snapshot_pool = &snapshot_pool;
+        if (snapshots || clickhouse) config.snapshot_pool = &snapshot_pool;
         if (progress != nullptr) writer = make_progress_clearing_writer(std::move(writer), *progress);
         pipeline = std::make_unique<Pipeline>(config, *writer);
         if (snapshots) {

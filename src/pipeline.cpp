@@ -84,6 +84,8 @@ Pipeline::Pipeline(const PipelineConfig& config, reports::ReportWriter& writer)
     }
     batch_.reserve(batch_limit_);
     if (tagged_) batch_tags_.reserve(batch_limit_);
+    // Spares ready before the first window closes: none is made on this thread.
+    if (config.snapshot_pool != nullptr) config.snapshot_pool->stock(measurement_.window_value_params());
     const std::size_t sources = config.interface_names.size();
     for (Counters* counters : {&interval_, &total_}) {
         counters->source_frames.assign(sources, 0);
@@ -338,7 +340,6 @@ void Pipeline::snapshot(core::Window window, const Counters& counters, std::int6
     reports::Snapshot snapshot = recycled_snapshot();
     core::WindowValue& value = snapshot.value;
     value = measurement_.window_value(window, std::move(value));
-    if (config_.snapshot_pool != nullptr) config_.snapshot_pool->stock_like(value);
     value.start_ns = start_ns;
     value.end_ns = end_ns;
     value.frames = counters.frames;

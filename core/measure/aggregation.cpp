@@ -16,6 +16,9 @@ CountMinParams with_lanes(CountMinParams params, std::uint32_t lanes) {
     return params;
 }
 
+// A window part holds the window's lanes: packets and bytes.
+constexpr auto part_lanes = static_cast<std::uint32_t>(all_weights.size());
+
 }  // namespace
 
 Aggregation::Aggregation(const AggregationConfig& config)
@@ -98,12 +101,15 @@ TopList Aggregation::top(Window window, Weight weight, std::uint32_t top_k) cons
 }
 
 KeyWindow Aggregation::window_part(Window window) const {
-    return window_part_holding(window, sketch_.lanes_of(lane_of(window, Weight::packets), 2));
+    return window_part_holding(window, sketch_.lanes_of(lane_of(window, Weight::packets), part_lanes));
 }
 
 KeyWindow Aggregation::window_part(Window window, CountMinSketch&& storage) const {
-    return window_part_holding(window, sketch_.lanes_of(lane_of(window, Weight::packets), 2, std::move(storage)));
+    return window_part_holding(
+        window, sketch_.lanes_of(lane_of(window, Weight::packets), part_lanes, std::move(storage)));
 }
+
+CountMinParams Aggregation::window_part_params() const noexcept { return with_lanes(sketch_.params(), part_lanes); }
 
 KeyWindow Aggregation::window_part_holding(Window window, CountMinSketch&& lanes) const {
     return KeyWindow{config_.spec,

@@ -83,6 +83,8 @@ public:
     /// window_part() whose sketch lanes are copied into `storage` when it has
     /// their shape (see CountMinSketch::lanes_of).
     KeyWindow window_part(Window window, CountMinSketch&& storage) const;
+    /// The parameters of window_part()'s sketch: its lanes are the window's two.
+    CountMinParams window_part_params() const noexcept;
     std::uint64_t total(Window window, Weight weight) const noexcept {
         return sketch_.total(lane_of(window, weight));
     }

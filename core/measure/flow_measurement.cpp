@@ -364,6 +364,13 @@ WindowValue FlowMeasurement::window_value(Window window, WindowValue&& recycled)
     return value;
 }
 
+std::vector<CountMinParams> FlowMeasurement::window_value_params() const {
+    std::vector<CountMinParams> params;
+    params.reserve(aggregations_.size());
+    for (const Aggregation& aggregation : aggregations_) params.push_back(aggregation.window_part_params());
+    return params;
+}
+
 void FlowMeasurement::advance_to(std::int64_t timestamp_ns) noexcept {
     if (!lifecycle_ || timestamp_ns < lifecycle_->next_boundary_ns()) return;
     // The 5-tuple cache holds only flows refreshed in this generation (update_hashed).

@@ -88,6 +88,9 @@ public:
     /// needed) instead of allocating new ones: no allocation or page faults
     /// for the large part of a value at every window close.
     WindowValue window_value(Window window, WindowValue&& recycled);
+    /// The parameters of a window value's sketches, key by key: the shape of
+    /// the values that window_value(window, recycled) can be made in.
+    std::vector<CountMinParams> window_value_params() const;
 
     /// Lets time pass without packets (expiries up to `timestamp_ns` count).
     void advance_to(std::int64_t timestamp_ns) noexcept;

@@ -44,10 +44,7 @@ void SnapshotPool::give_back(reports::Snapshot&& snapshot) {
     reports::Snapshot freed = std::move(snapshot);  // released here, outside the lock
 }
 
-void SnapshotPool::stock_like(const core::WindowValue& value) {
-    std::vector<core::CountMinParams> shape;
-    shape.reserve(value.keys.size());
-    for (const core::KeyWindow& part : value.keys) shape.push_back(part.sketch.params());
+void SnapshotPool::stock(std::vector<core::CountMinParams> shape) {
     {
         std::lock_guard lock(mutex_);
         if (shape == shape_) return;

@@ -21,7 +21,7 @@ namespace flowsketch::app {
 class SnapshotPool {
 public:
     /// Keeps at most `capacity` snapshots, and makes spares until `spares`
-    /// (≤ capacity) are ready once it knows their shape (stock_like).
+    /// (≤ capacity) are ready once it knows their shape (stock).
     SnapshotPool(std::size_t capacity, std::size_t spares);
     ~SnapshotPool();
     SnapshotPool(const SnapshotPool&) = delete;
@@ -32,9 +32,10 @@ public:
     reports::Snapshot take();
     /// From any thread, once nothing refers to the snapshot any more.
     void give_back(reports::Snapshot&& snapshot);
-    /// The spares' shape: sketches of the parameters of `value`'s, key by
-    /// key. The first call starts the thread that makes them.
-    void stock_like(const core::WindowValue& value);
+    /// The spares' shape: one sketch of these parameters per key
+    /// (FlowMeasurement::window_value_params). The first call starts the
+    /// thread that makes them.
+    void stock(std::vector<core::CountMinParams> shape);
 
     /// Snapshots ready to be taken.
     std::size_t ready() const;

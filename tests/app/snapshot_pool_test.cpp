@@ -63,7 +63,7 @@ TEST(SnapshotPool, KeepsSparesOfTheShapeItWasShown) {
     SnapshotPool pool(8, 3);
     EXPECT_EQ(pool.ready(), 0u);  // no spares before the shape is known
     const core::WindowValue model = measurement.window_value(core::Window::interval);
-    pool.stock_like(model);
+    pool.stock(measurement.window_value_params());
     ASSERT_TRUE(wait_until_ready(pool, 3));
     EXPECT_EQ(pool.ready(), 3u);  // spares, not more
 
