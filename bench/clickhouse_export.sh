@@ -47,31 +47,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 http_port="$(free_port)"
 tcp_port="$(free_port)"
-mkdir -p "$work/data" "$work/tmp" "$work/user_files"
-cat >"$work/config.xml" <<EOF
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$work/server.log</log><errorlog>$work/error.log</errorlog><console>0</console></logger>
-  <listen_host>127.0.0.1</listen_host>
-  <http_port>$http_port</http_port>
-  <tcp_port>$tcp_port</tcp_port>
-  <path>$work/data/</path>
-  <tmp_path>$work/tmp/</tmp_path>
-  <user_files_path>$work/user_files/</user_files_path>
-  <users_config>users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mark_cache_size>5368709120</mark_cache_size>
-</yandex>
-EOF
-cat >"$work/users.xml" <<'EOF'
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
-  <quotas><default></default></quotas>
-</yandex>
-EOF
+scripts/clickhouse_private_config.sh "$work" "$http_port" "$tcp_port"
 cpus="${SERVER_CPUS:-$(($(nproc) - 1))}"
 priority="${SERVER_PRIORITY:-idle}"
 run_server=("$server_bin" --config-file="$work/config.xml")

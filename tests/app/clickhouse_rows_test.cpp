@@ -81,12 +81,17 @@ std::vector<SketchRow> read_sketch_rows(std::string_view body) {
     return rows;
 }
 
-TEST(ClickHouseRows, SketchRowsAreTheWindowsCountersInTheTablesSortOrder) {
+// The 5-tuple and one more key spec, without flow tracking.
+core::MeasurementConfig config_with_key(const char* spec) {
     core::MeasurementConfig config;
     config.sketch = core::CountMinParams::for_error(0.01, 0.01, core::CountMinVariant::kirsch_mitzenmacher);
-    config.extra_keys = {core::KeySpec::parse("dst")};
+    config.extra_keys = {core::KeySpec::parse(spec)};
     config.track_flows = false;
-    core::FlowMeasurement measurement(config);
+    return config;
+}
+
+TEST(ClickHouseRows, SketchRowsAreTheWindowsCountersInTheTablesSortOrder) {
+    core::FlowMeasurement measurement(config_with_key("dst"));
     // Three windows handed over out of time order, each with counts of its own.
     std::vector<reports::Snapshot> windows(3);
     const std::int64_t starts[] = {3'000'000'000, 1'000'000'000, 2'000'000'000};
@@ -161,11 +166,7 @@ TEST(ClickHouseRows, SketchRowsAreTheWindowsCountersInTheTablesSortOrder) {
 }
 
 TEST(ClickHouseRows, RefusesDistinctCountsBeforeAppendingAnything) {
-    core::MeasurementConfig config;
-    config.sketch = core::CountMinParams::for_error(0.01, 0.01, core::CountMinVariant::kirsch_mitzenmacher);
-    config.extra_keys = {core::KeySpec::parse("dst:distinct=src")};
-    config.track_flows = false;
-    core::FlowMeasurement measurement(config);
+    core::FlowMeasurement measurement(config_with_key("dst:distinct=src"));
     measurement.add_batch(flowsketch::testing::skewed_stream(500, 40, 1));
     std::vector<reports::Snapshot> windows(1);
     windows[0].value = measurement.window_value(core::Window::interval);

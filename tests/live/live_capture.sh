@@ -129,31 +129,8 @@ PY
 if command -v clickhouse-server >/dev/null; then
   ip -n "$ns_capture" link set lo up || fail "lo up"
   ch="$work/clickhouse"
-  mkdir -p "$ch/data" "$ch/tmp" "$ch/user_files"
-  cat >"$ch/config.xml" <<XML
-<?xml version="1.0"?>
-<yandex>
-  <logger><level>warning</level><log>$ch/server.log</log><errorlog>$ch/error.log</errorlog><console>0</console></logger>
-  <listen_host>127.0.0.1</listen_host>
-  <http_port>18123</http_port>
-  <tcp_port>19000</tcp_port>
-  <path>$ch/data/</path>
-  <tmp_path>$ch/tmp/</tmp_path>
-  <user_files_path>$ch/user_files/</user_files_path>
-  <users_config>users.xml</users_config>
-  <default_profile>default</default_profile>
-  <default_database>default</default_database>
-  <mark_cache_size>5368709120</mark_cache_size>
-</yandex>
-XML
-  cat >"$ch/users.xml" <<'XML'
-<?xml version="1.0"?>
-<yandex>
-  <profiles><default></default></profiles>
-  <users><default><password></password><networks><ip>127.0.0.1</ip></networks><profile>default</profile><quota>default</quota></default></users>
-  <quotas><default></default></quotas>
-</yandex>
-XML
+  mkdir -p "$ch"
+  "$(dirname "$0")/../../scripts/clickhouse_private_config.sh" "$ch" 18123 19000 || fail "ClickHouse configuration"
   # The namespace is ours alone: its loopback's fixed ports are free.
   ip netns exec "$ns_capture" clickhouse-server --config-file="$ch/config.xml" >"$ch/console.log" 2>&1 &
   pids+=("$!")
