@@ -16,7 +16,7 @@ CountMinParams with_lanes(CountMinParams params, std::uint32_t lanes) {
     return params;
 }
 
-// A window part holds the window's lanes: packets and bytes.
+// One window's lanes, packets and bytes: what a window part and the previous interval hold.
 constexpr auto part_lanes = static_cast<std::uint32_t>(all_weights.size());
 
 }  // namespace
@@ -27,7 +27,7 @@ Aggregation::Aggregation(const AggregationConfig& config)
       cache_(config.cache_slots),
       candidates_{HeavyHitterCandidates(config.candidates), HeavyHitterCandidates(config.candidates),
                   HeavyHitterCandidates(config.candidates), HeavyHitterCandidates(config.candidates)},
-      previous_(with_lanes(sketch_.params(), 2)) {
+      previous_(with_lanes(sketch_.params(), part_lanes)) {
     config_.sketch = sketch_.params();
     for (auto& keys : previous_keys_) keys.reserve(config.candidates);
     if (config.spec.counts_distinct()) {
@@ -176,7 +176,7 @@ Aggregation::Footprint Aggregation::footprint(const AggregationConfig& config) {
     Footprint f;
     const CountMinParams sketch = with_window_lanes(config.sketch);
     // This interval's and the run's lanes, and the previous interval's.
-    f.sketch_bytes = sketch.counter_bytes() + with_lanes(config.sketch, 2).counter_bytes();
+    f.sketch_bytes = sketch.counter_bytes() + with_lanes(config.sketch, part_lanes).counter_bytes();
     f.candidate_bytes = window_lanes * std::uint64_t{HeavyHitterCandidates::planned_bytes(config.candidates)} +
                         2 * std::uint64_t{config.candidates} * sizeof(FlowKey);
     f.cache_bytes = std::uint64_t{config.cache_slots} * sizeof(AggregationCache::Entry) +
