@@ -193,18 +193,20 @@ void append_candidates(const SketchPart& part, std::string& out) {
     const std::uint32_t lane = part.lane;
     std::vector<std::uint32_t> columns(sketch.params().depth);
     const bool counted = key.candidate_counts[lane].size() == key.candidates[lane].size();
+    std::string head;  // day, probe, start_ns, end_ns, key spec, lane: the part's columns in every line
+    head += day_of(value.start_ns);
+    head.push_back('\t');
+    append_text(head, part.window->context.probe);
+    fmt::format_to(std::back_inserter(head), "\t{}\t{}\t", value.start_ns, value.end_ns);
+    append_text(head, part.spec);
+    fmt::format_to(std::back_inserter(head), "\t{}\t", lane);
     for (std::size_t c = 0; c < key.candidates[lane].size(); ++c) {
         const core::FlowKey& candidate = key.candidates[lane][c];
         // Without counts (a value read from an older snapshot) the key has no lower or upper bound of its own.
         const core::CandidateCount count = counted ? key.candidate_counts[lane][c] : core::CandidateCount{};
         const core::Hash128 hash = core::hash_key(candidate, value.hash_seed);
         for (std::uint32_t row = 0; row < columns.size(); ++row) columns[row] = sketch.column(hash, row);
-        out += day_of(value.start_ns);
-        out.push_back('\t');
-        append_text(out, part.window->context.probe);
-        fmt::format_to(std::back_inserter(out), "\t{}\t{}\t", value.start_ns, value.end_ns);
-        append_text(out, part.spec);
-        fmt::format_to(std::back_inserter(out), "\t{}\t", lane);
+        out += head;
         std::string src;
         std::string dst;
         std::string sport = "0";
