@@ -21,6 +21,7 @@
 #include "reports/report_writer.hpp"
 #include "src/cli/range.hpp"
 #include "src/clickhouse_options.hpp"
+#include "src/clickhouse_rollups.hpp"
 #include "src/clickhouse_schema.hpp"
 #include "src/clickhouse_tsv.hpp"
 #include "src/commands.hpp"
@@ -70,20 +71,73 @@ std::int64_t parse_time(const std::string& option, const std::string& text) {
     return static_cast<std::int64_t>(::timegm(&utc)) * 1'000'000'000 + std::llround(fraction * 1e9);
 }
 
+// The bucket (report) a window start falls in, as SQL and as merge computes it.
+std::string bucket_sql(std::int64_t interval_ns, std::string_view start = "start_ns") {
+    return interval_ns > 0 ? fmt::format("intDiv({0}, {1}) * {1}", start, interval_ns) : "toInt64(0)";
+}
+
+// The condition choosing the probes' windows: empty for all.
+std::string probe_filter(const std::vector<std::string>& probes) {
+    if (probes.empty()) return "";
+    std::string list;
+    for (const std::string& probe : probes) list += (list.empty() ? "" : ", ") + quote_literal(probe);
+    return fmt::format("probe IN ({})", list);
+}
+
 // The WHERE clause choosing the windows: by start, and by probe.
 std::string window_filter(std::int64_t from_ns, std::int64_t to_ns, const std::vector<std::string>& probes) {
     std::string where = fmt::format("start_ns >= {} AND start_ns < {}", from_ns, to_ns);
-    if (!probes.empty()) {
-        std::string list;
-        for (const std::string& probe : probes) list += (list.empty() ? "" : ", ") + quote_literal(probe);
-        where += fmt::format(" AND probe IN ({})", list);
-    }
+    if (!probes.empty()) where += " AND " + probe_filter(probes);
     return where;
 }
 
-// The bucket (report) a window start falls in, as SQL and as merge computes it.
-std::string bucket_sql(std::int64_t interval_ns) {
-    return interval_ns > 0 ? fmt::format("intDiv(start_ns, {0}) * {0}", interval_ns) : "toInt64(0)";
+// The sketch rows' sums per report bucket, configuration and row, as one
+// SELECT: windows in `hours` and `minutes` from those rollups, the others'
+// rows from sketch_rows, each whole window's once.
+std::string sketch_sums_sql(const ClickHouseClient& client, std::int64_t report_ns, const std::string& where,
+                            const std::string& whole, const std::vector<ProbeSpan>& hours,
+                            const std::vector<ProbeSpan>& minutes) {
+    std::string raw_where = fmt::format("{} AND {}", where, whole);
+    std::string parts;
+    for (const auto& [rollup, spans] : {std::pair{hour_rollup, &hours}, std::pair{minute_rollup, &minutes}}) {
+        if (spans->empty()) continue;
+        raw_where += " AND NOT " + spans_condition(*spans, "start_ns");
+        parts += fmt::format(
+            "  UNION ALL\n"
+            "  SELECT {0} AS bucket, probe, bucket_ns AS start_ns, {1}, row, sumMerge(total) AS total,\n"
+            "    sumForEachMerge(counters) AS counters\n"
+            "  FROM {2} WHERE {3}\n"
+            "  GROUP BY bucket, probe, start_ns, {1}, row\n",
+            bucket_sql(report_ns, "bucket_ns"), sketch_config_columns, client.table(rollup.table),
+            spans_condition(*spans, "bucket_ns"));
+    }
+    return fmt::format(
+        "SELECT bucket, {0}, row, sum(total), sumForEach(counters) FROM (\n"
+        "  SELECT {1} AS bucket, probe, start_ns, {0}, row, any(total) AS total, any(counters) AS counters\n"
+        "  FROM {2} WHERE {3}\n"
+        "  GROUP BY bucket, probe, start_ns, {0}, row\n"
+        "{4})\n"
+        "GROUP BY bucket, {0}, row ORDER BY bucket, key_spec, lane, row FORMAT TabSeparated",
+        sketch_config_columns, bucket_sql(report_ns), client.table(sketch_rows_table), raw_where, parts);
+}
+
+// At most this many spans of a rollup in the sums' SELECT (twice, about 80
+// bytes each): beyond, the sketch rows are read, and the SELECT stays well
+// inside ClickHouse's default max_query_size (256 KiB).
+constexpr std::size_t max_rollup_spans = 400;
+
+// The windows the rollup holds exactly, if its buckets fit the reports.
+std::vector<ProbeSpan> rollup_spans(const ClickHouseClient& client, const Rollup& rollup, std::int64_t report_ns,
+                                    std::int64_t from_ns, std::int64_t to_ns, const std::vector<std::string>& probes,
+                                    const std::vector<WindowIdentity>& windows, const std::vector<ProbeSpan>& taken) {
+    if (!rollup_fits_reports(rollup, report_ns)) return {};
+    const std::string answer = client.execute(
+        rollup_summary_sql(rollup, client.table(rollup.table), from_ns, to_ns, probe_filter(probes)));
+    std::vector<RollupSummary> summaries;
+    for (const std::string_view line : tsv::lines(answer)) summaries.push_back(parse_rollup_summary(line));
+    std::vector<ProbeSpan> spans = exact_rollup_spans(rollup, windows, summaries, taken);
+    if (spans.size() > max_rollup_spans) spans.clear();
+    return spans;
 }
 
 constexpr std::string_view interval_columns =
@@ -255,10 +309,15 @@ int run_query(const QueryOptions& options) {
         const std::string windows = client.execute(fmt::format(
             "SELECT {} FROM {} WHERE {} ORDER BY start_ns, probe LIMIT 1 BY probe, start_ns FORMAT TabSeparated",
             interval_columns, client.table(intervals_table), where));
+        std::vector<WindowIdentity> identities;
         for (const std::string_view line : tsv::lines(windows)) {
             const std::vector<std::string_view> f = tsv::fields(line);
             if (f.size() != 43) throw std::runtime_error(fmt::format("ClickHouse returned {} columns of a window, not 43", f.size()));
             reports::Snapshot snapshot = window_of_row(f);
+            WindowIdentity& identity = identities.emplace_back();
+            identity.probe = snapshot.context.probe;
+            identity.start_ns = snapshot.value.start_ns;
+            for (const core::KeyWindow& key : snapshot.value.keys) identity.key_specs.push_back(key.spec.name());
             const std::string source = fmt::format("window {}@{}", snapshot.context.probe, snapshot.value.start_ns);
             buckets.add(std::move(snapshot), source);
         }
@@ -271,14 +330,14 @@ int run_query(const QueryOptions& options) {
             }
         }
         // The merge, inside ClickHouse: each row's counters summed over the
-        // bucket's windows, grouped by the configuration so that two never add.
-        const std::string sums = client.execute(fmt::format(
-            "SELECT bucket, {0}, row, sum(total), sumForEach(counters) FROM (\n"
-            "  SELECT {1} AS bucket, probe, start_ns, {0}, row, any(total) AS total, any(counters) AS counters\n"
-            "  FROM {2} WHERE {3} AND {4}\n"
-            "  GROUP BY bucket, probe, start_ns, {0}, row)\n"
-            "GROUP BY bucket, {0}, row ORDER BY bucket, key_spec, lane, row FORMAT TabSeparated",
-            sketch_config_columns, bucket, client.table(sketch_rows_table), where, whole));
+        // bucket's windows, grouped by the configuration so that two never
+        // add; whole hours and minutes from the rollups where they hold
+        // exactly the windows.
+        const std::vector<ProbeSpan> hours =
+            rollup_spans(client, hour_rollup, interval_ns, from_ns, to_ns, options.probes, identities, {});
+        const std::vector<ProbeSpan> minutes =
+            rollup_spans(client, minute_rollup, interval_ns, from_ns, to_ns, options.probes, identities, hours);
+        const std::string sums = client.execute(sketch_sums_sql(client, interval_ns, where, whole, hours, minutes));
         for (const std::string_view line : tsv::lines(sums)) {
             const std::vector<std::string_view> f = tsv::fields(line);
             if (f.size() != 13) throw std::runtime_error("ClickHouse returned a sketch row of another shape");
@@ -344,8 +403,10 @@ int run_query(const QueryOptions& options) {
                 const std::string spec = key.spec.name();
                 const auto found = sketches.find({start, spec});
                 if (found == sketches.end()) {
-                    throw std::runtime_error(fmt::format("key spec {}: no sketch rows for the windows from {} s", spec,
-                                                         static_cast<double>(start) / 1e9));
+                    throw std::runtime_error(fmt::format(
+                        "key spec {}: no sketch rows for the windows from {} s in sketch_rows, nor a rollup "
+                        "holding exactly these windows",
+                        spec, static_cast<double>(start) / 1e9));
                 }
                 const SummedSketch& summed = found->second;
                 if (std::find(summed.seen.begin(), summed.seen.end(), false) != summed.seen.end()) {

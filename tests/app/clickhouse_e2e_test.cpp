@@ -142,6 +142,55 @@ TEST_F(ClickHouseExport, QueryPrintsTheReportsMergePrintsForTheSameWindows) {
     expect_same_reports(merged_some.out, one.out);
 }
 
+// Reports over whole minutes and hours come from the rollups: they stay
+// merge's reports once the sketch rows are dropped (as retention drops them
+// first); a report that needs the sketch rows says they are missing.
+TEST_F(ClickHouseExport, WholeMinutesAndHoursAreReadFromTheRollups) {
+    const std::string dir = fresh_dir("ch-rollups");
+    const std::string trace = make_trace(dir);
+    measure(trace, "edge-1", dir + "/snaps", "--key dst");
+    measure(trace, "edge-2", dir + "/snaps", "--key dst");
+    const std::string files = snapshots_of(dir + "/snaps");
+    server_->client().execute("TRUNCATE TABLE sketch_rows");
+    for (const std::string interval : {"0", "60", "3600"}) {
+        const RunResult merged = run_flowsketch("merge" + files + " --format json --interval " + interval);
+        ASSERT_EQ(merged.exit_code, 0) << merged.err;
+        const RunResult queried =
+            run_flowsketch("query --clickhouse " + server_->url() + " --format json --interval " + interval);
+        ASSERT_EQ(queried.exit_code, 0) << interval << ": " << queried.err;
+        expect_same_reports(merged.out, queried.out);
+    }
+    const std::vector<json> whole = json_lines(run_flowsketch("merge" + files + " --format json --interval 1").out);
+    ASSERT_FALSE(whole.empty());
+    const auto start = static_cast<long long>(whole.front()["start"].get<double>());
+    for (const std::string& part : std::vector<std::string>{" --interval 2", " --from " + std::to_string(start + 1)}) {
+        const RunResult queried = run_flowsketch("query --clickhouse " + server_->url() + part);
+        EXPECT_EQ(queried.exit_code, 1) << part;
+        EXPECT_EQ(queried.out, "") << part;
+        EXPECT_NE(queried.err.find("no sketch rows"), std::string::npos) << part << ": " << queried.err;
+    }
+}
+
+// A retried insert that had reached the server leaves a twin of a window's
+// sketch rows, which the rollups sum: that bucket is read from the sketch
+// rows, once per window, and the reports stay merge's.
+TEST_F(ClickHouseExport, AWindowTwiceInTheRollupsIsReadFromTheSketchRowsOnce) {
+    const std::string dir = fresh_dir("ch-twin");
+    const std::string trace = make_trace(dir);
+    measure(trace, "edge-1", dir + "/snaps");
+    server_->client().execute(
+        "INSERT INTO sketch_rows SELECT * FROM sketch_rows WHERE start_ns = (SELECT min(start_ns) FROM sketch_rows)");
+    const std::string files = snapshots_of(dir + "/snaps");
+    for (const std::string interval : {"0", "60", "3600"}) {
+        const RunResult merged = run_flowsketch("merge" + files + " --format json --interval " + interval);
+        ASSERT_EQ(merged.exit_code, 0) << merged.err;
+        const RunResult queried =
+            run_flowsketch("query --clickhouse " + server_->url() + " --format json --interval " + interval);
+        ASSERT_EQ(queried.exit_code, 0) << interval << ": " << queried.err;
+        expect_same_reports(merged.out, queried.out);
+    }
+}
+
 TEST_F(ClickHouseExport, HeavyHitterSqlOfTheDocsRanksWithMergesEstimatesAndBounds) {
     const std::string dir = fresh_dir("ch-sql");
     const std::string trace = make_trace(dir);
