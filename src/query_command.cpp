@@ -93,7 +93,8 @@ std::string window_filter(std::int64_t from_ns, std::int64_t to_ns, const std::v
 
 // The sketch rows' sums per report bucket, configuration and row, as one
 // SELECT: windows in `hours` and `minutes` from those rollups, the others'
-// rows from sketch_rows, each whole window's once.
+// rows from sketch_rows, each whole window's once. PREWHERE: the counters
+// are read only for the rows the filter keeps (WHERE read them all first).
 std::string sketch_sums_sql(const ClickHouseClient& client, std::int64_t report_ns, const std::string& where,
                             const std::string& whole, const std::vector<ProbeSpan>& hours,
                             const std::vector<ProbeSpan>& minutes) {
@@ -114,7 +115,7 @@ std::string sketch_sums_sql(const ClickHouseClient& client, std::int64_t report_
     return fmt::format(
         "SELECT bucket, {0}, row, sum(total), sumForEach(counters) FROM (\n"
         "  SELECT {1} AS bucket, probe, start_ns, {0}, row, any(total) AS total, any(counters) AS counters\n"
-        "  FROM {2} WHERE {3}\n"
+        "  FROM {2} PREWHERE {3}\n"
         "  GROUP BY bucket, probe, start_ns, {0}, row\n"
         "{4})\n"
         "GROUP BY bucket, {0}, row ORDER BY bucket, key_spec, lane, row FORMAT TabSeparated",
