@@ -166,14 +166,9 @@ core::CountMinSketch placeholder_sketch() {
 // window without it does not bound its count there.
 struct WindowsOfCandidate {
     core::FlowKey key;
-    core::CandidateCount sum{0, 0};
+    core::CandidateCount sum{0, 0};  // over `windows` windows, the upper bounds' sum saturating
     std::size_t windows = 0;
 
-    void add(const core::CandidateCount& count) {
-        sum.exact += count.exact;
-        sum.upper = sum.upper > UINT64_MAX - count.upper ? UINT64_MAX : sum.upper + count.upper;
-        ++windows;
-    }
     core::CandidateCount merged(std::size_t bucket_windows) const {
         return {sum.exact, windows == bucket_windows ? sum.upper : UINT64_MAX};
     }
@@ -374,19 +369,28 @@ int run_query(const QueryOptions& options) {
             sketch.totals[lane] = tsv::u64(f[11]);
             sketch.seen[lane * config.depth + row] = true;
         }
-        // Each window's candidates once, with their counts; summed below as merge sums them.
+        // Each candidate once per bucket: its counts in each window holding it
+        // (once, whatever twins a retried insert left) summed in ClickHouse,
+        // and how many windows hold it. The upper bounds' sum saturates as
+        // merge's does: a window's bound may be UINT64_MAX (none).
         const std::string keys = client.execute(fmt::format(
-            "SELECT {} AS bucket, key_spec, lane, key_hex, any(exact), any(upper) FROM {} WHERE {} AND {}\n"
-            "GROUP BY bucket, key_spec, lane, key_hex, probe, start_ns FORMAT TabSeparated",
+            "SELECT bucket, key_spec, lane, key_hex, sum(exact),\n"
+            "  if(sum(toFloat64(upper)) >= 18446744073709551615.0, 18446744073709551615, sum(upper)), count()\n"
+            "FROM (\n"
+            "  SELECT {} AS bucket, key_spec, lane, key_hex, probe, start_ns, any(exact) AS exact, any(upper) AS upper\n"
+            "  FROM {} PREWHERE {} AND {}\n"
+            "  GROUP BY bucket, key_spec, lane, key_hex, probe, start_ns)\n"
+            "GROUP BY bucket, key_spec, lane, key_hex FORMAT TabSeparated",
             bucket, client.table(candidates_table), where, whole));
         for (const std::string_view line : tsv::lines(keys)) {
             const std::vector<std::string_view> f = tsv::fields(line);
             core::FlowKey key;
-            if (f.size() != 6 || !parse_key_hex(f[3], key)) throw std::runtime_error("ClickHouse returned a bad candidate");
+            if (f.size() != 7 || !parse_key_hex(f[3], key)) throw std::runtime_error("ClickHouse returned a bad candidate");
             WindowsOfCandidate& counted = candidates[{tsv::i64(f[0]), tsv::text(f[1]),
                                                       static_cast<unsigned>(tsv::u64(f[2]))}][std::string(f[3])];
             counted.key = key;
-            counted.add(core::CandidateCount{tsv::u64(f[4]), tsv::u64(f[5])});
+            counted.sum = core::CandidateCount{tsv::u64(f[4]), tsv::u64(f[5])};
+            counted.windows = static_cast<std::size_t>(tsv::u64(f[6]));
         }
     } catch (const ClickHouseError& e) {
         return fail(exit_runtime_error, e.what());
