@@ -36,35 +36,17 @@ if [ ! -f "$trace" ]; then
   mv "$trace.partial" "$trace"
 fi
 
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-http_port="$(free_port)"
-tcp_port="$(free_port)"
-scripts/clickhouse_private_config.sh "$work" "$http_port" "$tcp_port"
+source bench/private_clickhouse.sh
 cpus="${SERVER_CPUS:-$(($(nproc) - 1))}"
 priority="${SERVER_PRIORITY:-idle}"
-run_server=("$server_bin" --config-file="$work/config.xml")
+launcher=()
 case "$priority" in
-  idle) run_server=(chrt --idle 0 "${run_server[@]}") ;;
+  idle) launcher=(chrt --idle 0) ;;
   normal) ;;
   *) echo "SERVER_PRIORITY is idle or normal, not '$priority'" >&2; exit 2 ;;
 esac
-[ "$cpus" = all ] || run_server=(taskset -c "$cpus" "${run_server[@]}")
-"${run_server[@]}" >/dev/null 2>&1 &
-server_pid=$!
-disown "$server_pid"
-url="http://127.0.0.1:$http_port/"
-for _ in $(seq 100); do
-  curl -fs "$url" >/dev/null 2>&1 && break
-  sleep 0.2
-done
+[ "$cpus" = all ] || launcher=(taskset -c "$cpus" "${launcher[@]}")
+start_private_clickhouse "$server_bin" "${launcher[@]}"
 "$flowsketch" clickhouse-schema --clickhouse "$url" >/dev/null
 
 # Seconds to the final report (its JSON line) and to the end, of one command.

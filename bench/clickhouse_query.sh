@@ -28,26 +28,8 @@ if [ ! -f "$trace" ]; then
   mv "$trace.partial" "$trace"
 fi
 
-work="$(mktemp -d)"
-server_pid=""
-cleanup() {
-  [ -n "$server_pid" ] && kill -9 "$server_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-http_port="$(free_port)"
-tcp_port="$(free_port)"
-scripts/clickhouse_private_config.sh "$work" "$http_port" "$tcp_port"
-"$server_bin" --config-file="$work/config.xml" >/dev/null 2>&1 &
-server_pid=$!
-disown "$server_pid"
-url="http://127.0.0.1:$http_port/"
-for _ in $(seq 100); do
-  curl -fs "$url" >/dev/null 2>&1 && break
-  sleep 0.2
-done
+source bench/private_clickhouse.sh
+start_private_clickhouse "$server_bin"
 sql() { curl -fsS --data-binary "$1" "$url"; }
 "$flowsketch" clickhouse-schema --clickhouse "$url" >/dev/null
 for probe in edge-1 edge-2; do
