@@ -96,6 +96,15 @@ protected:
         EXPECT_EQ(run.exit_code, 0) << run.err;
         return run.out;
     }
+    // query over all windows in ClickHouse prints what merge prints of `files`.
+    void expect_query_is_merge(const std::string& files, const std::string& interval) {
+        const RunResult merged = run_flowsketch("merge" + files + " --format json --interval " + interval);
+        ASSERT_EQ(merged.exit_code, 0) << merged.err;
+        const RunResult queried =
+            run_flowsketch("query --clickhouse " + server_->url() + " --format json --interval " + interval);
+        ASSERT_EQ(queried.exit_code, 0) << interval << ": " << queried.err;
+        expect_same_reports(merged.out, queried.out);
+    }
     std::unique_ptr<ClickHouseServer> server_;
 };
 
@@ -152,14 +161,7 @@ TEST_F(ClickHouseExport, WholeMinutesAndHoursAreReadFromTheRollups) {
     measure(trace, "edge-2", dir + "/snaps", "--key dst");
     const std::string files = snapshots_of(dir + "/snaps");
     server_->client().execute("TRUNCATE TABLE sketch_rows");
-    for (const std::string interval : {"0", "60", "3600"}) {
-        const RunResult merged = run_flowsketch("merge" + files + " --format json --interval " + interval);
-        ASSERT_EQ(merged.exit_code, 0) << merged.err;
-        const RunResult queried =
-            run_flowsketch("query --clickhouse " + server_->url() + " --format json --interval " + interval);
-        ASSERT_EQ(queried.exit_code, 0) << interval << ": " << queried.err;
-        expect_same_reports(merged.out, queried.out);
-    }
+    for (const std::string interval : {"0", "60", "3600"}) expect_query_is_merge(files, interval);
     const std::vector<json> whole = json_lines(run_flowsketch("merge" + files + " --format json --interval 1").out);
     ASSERT_FALSE(whole.empty());
     const auto start = static_cast<long long>(whole.front()["start"].get<double>());
@@ -181,14 +183,7 @@ TEST_F(ClickHouseExport, AWindowTwiceInTheRollupsIsReadFromTheSketchRowsOnce) {
     server_->client().execute(
         "INSERT INTO sketch_rows SELECT * FROM sketch_rows WHERE start_ns = (SELECT min(start_ns) FROM sketch_rows)");
     const std::string files = snapshots_of(dir + "/snaps");
-    for (const std::string interval : {"0", "60", "3600"}) {
-        const RunResult merged = run_flowsketch("merge" + files + " --format json --interval " + interval);
-        ASSERT_EQ(merged.exit_code, 0) << merged.err;
-        const RunResult queried =
-            run_flowsketch("query --clickhouse " + server_->url() + " --format json --interval " + interval);
-        ASSERT_EQ(queried.exit_code, 0) << interval << ": " << queried.err;
-        expect_same_reports(merged.out, queried.out);
-    }
+    for (const std::string interval : {"0", "60", "3600"}) expect_query_is_merge(files, interval);
 }
 
 TEST_F(ClickHouseExport, HeavyHitterSqlOfTheDocsRanksWithMergesEstimatesAndBounds) {
