@@ -44,13 +44,13 @@ bool rollup_fits_reports(const Rollup& rollup, std::int64_t report_ns) noexcept 
 }
 
 std::string rollup_summary_sql(const Rollup& rollup, const std::string& table, std::int64_t from_ns,
-                               std::int64_t to_ns, std::string_view probe_filter) {
+                               std::int64_t to_ns, std::string_view filter) {
     // Buckets [b, b + size) inside [from, to), of windows after 1970 (where
     // intDiv's rounding toward zero is the floor).
     const std::int64_t first = std::max<std::int64_t>(from_ns, 0);
     const std::int64_t last = to_ns < rollup.bucket_ns ? -1 : to_ns - rollup.bucket_ns;
     std::string where = fmt::format("bucket_ns >= {} AND bucket_ns <= {}", first, last);
-    if (!probe_filter.empty()) where += fmt::format(" AND {}", probe_filter);
+    if (!filter.empty()) where += fmt::format(" AND {}", filter);
     return fmt::format(
         "SELECT probe, bucket_ns, key_spec, count(), uniqExact({0}), max(depth), min(windows), max(windows) FROM (\n"
         "  SELECT probe, bucket_ns, {1}, row, countMerge(windows) AS windows FROM {2} WHERE {3}\n"

@@ -59,10 +59,10 @@ struct ProbeSpan {
 bool rollup_fits_reports(const Rollup& rollup, std::int64_t report_ns) noexcept;
 
 /// The SELECT (TabSeparated, the columns of RollupSummary) of `table`'s
-/// summaries for the buckets wholly inside [from_ns, to_ns); `probe_filter`
-/// is empty or an SQL condition on `probe`.
+/// summaries for the buckets wholly inside [from_ns, to_ns); `filter` is
+/// empty or a further SQL condition (on `probe` and `bucket_ns`).
 std::string rollup_summary_sql(const Rollup& rollup, const std::string& table, std::int64_t from_ns,
-                               std::int64_t to_ns, std::string_view probe_filter);
+                               std::int64_t to_ns, std::string_view filter);
 /// One line of that SELECT's answer; std::runtime_error if malformed.
 RollupSummary parse_rollup_summary(std::string_view line);
 

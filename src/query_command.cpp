@@ -91,9 +91,9 @@ std::string window_filter(std::int64_t from_ns, std::int64_t to_ns, const std::v
     return where;
 }
 
-// The sketch rows' sums per report bucket, configuration and row, as one
-// SELECT: windows in `hours` and `minutes` from those rollups, the others'
-// rows from sketch_rows, each whole window's once. PREWHERE: the counters
+// The sketch rows' sums per report bucket, configuration and row, and the
+// windows summed, as one SELECT: windows in `hours` and `minutes` from those
+// rollups, the others' rows from sketch_rows, each whole window's once. PREWHERE: the counters
 // are read only for the rows the filter keeps (WHERE read them all first).
 std::string sketch_sums_sql(const ClickHouseClient& client, std::int64_t report_ns, const std::string& where,
                             const std::string& whole, const std::vector<ProbeSpan>& hours,
@@ -106,15 +106,16 @@ std::string sketch_sums_sql(const ClickHouseClient& client, std::int64_t report_
         parts += fmt::format(
             "  UNION ALL\n"
             "  SELECT {0} AS bucket, probe, bucket_ns AS start_ns, {1}, row, sumMerge(total) AS total,\n"
-            "    sumForEachMerge(counters) AS counters\n"
+            "    countMerge(windows) AS window_count, sumForEachMerge(counters) AS counters\n"
             "  FROM {2} WHERE {3}\n"
             "  GROUP BY bucket, probe, start_ns, {1}, row\n",
             bucket_sql(report_ns, "bucket_ns"), sketch_config_columns, client.table(rollup.table),
             spans_condition(*spans, "bucket_ns"));
     }
     return fmt::format(
-        "SELECT bucket, {0}, row, sum(total), sumForEach(counters) FROM (\n"
-        "  SELECT {1} AS bucket, probe, start_ns, {0}, row, any(total) AS total, any(counters) AS counters\n"
+        "SELECT bucket, {0}, row, sum(total), sum(window_count), sumForEach(counters) FROM (\n"
+        "  SELECT {1} AS bucket, probe, start_ns, {0}, row, any(total) AS total, toUInt64(1) AS window_count,\n"
+        "    any(counters) AS counters\n"
         "  FROM {2} PREWHERE {3}\n"
         "  GROUP BY bucket, probe, start_ns, {0}, row\n"
         "{4})\n"
@@ -132,8 +133,11 @@ std::vector<ProbeSpan> rollup_spans(const ClickHouseClient& client, const Rollup
                                     std::int64_t from_ns, std::int64_t to_ns, const std::vector<std::string>& probes,
                                     const std::vector<WindowIdentity>& windows, const std::vector<ProbeSpan>& taken) {
     if (!rollup_fits_reports(rollup, report_ns)) return {};
-    const std::string answer = client.execute(
-        rollup_summary_sql(rollup, client.table(rollup.table), from_ns, to_ns, probe_filter(probes)));
+    // Buckets inside `taken` are not asked for: over days, the minutes are those at the hours' edges.
+    std::string filter = probe_filter(probes);
+    if (!taken.empty()) filter += (filter.empty() ? "NOT " : " AND NOT ") + spans_condition(taken, "bucket_ns");
+    const std::string answer =
+        client.execute(rollup_summary_sql(rollup, client.table(rollup.table), from_ns, to_ns, filter));
     std::vector<RollupSummary> summaries;
     for (const std::string_view line : tsv::lines(answer)) summaries.push_back(parse_rollup_summary(line));
     std::vector<ProbeSpan> spans = exact_rollup_spans(rollup, windows, summaries, taken);
@@ -259,7 +263,7 @@ struct SummedSketch {
     SketchConfig config;
     std::vector<std::uint64_t> counters;  // [row][column][lane], lanes 2
     std::uint64_t totals[2] = {0, 0};
-    std::vector<bool> seen;  // [lane][row]
+    std::vector<std::uint64_t> windows;  // [lane][row]: the windows summed in each row
 };
 
 int run_query(const QueryOptions& options) {
@@ -336,7 +340,7 @@ int run_query(const QueryOptions& options) {
         const std::string sums = client.execute(sketch_sums_sql(client, interval_ns, where, whole, hours, minutes));
         for (const std::string_view line : tsv::lines(sums)) {
             const std::vector<std::string_view> f = tsv::fields(line);
-            if (f.size() != 13) throw std::runtime_error("ClickHouse returned a sketch row of another shape");
+            if (f.size() != 14) throw std::runtime_error("ClickHouse returned a sketch row of another shape");
             const std::int64_t at = tsv::i64(f[0]);
             const std::string spec = tsv::text(f[1]);
             const auto lane = static_cast<unsigned>(tsv::u64(f[2]));
@@ -357,9 +361,9 @@ int run_query(const QueryOptions& options) {
             if (sketch.counters.empty()) {
                 sketch.config = config;
                 sketch.counters.assign(std::size_t{config.width} * config.depth * 2, 0);
-                sketch.seen.assign(2 * config.depth, false);
+                sketch.windows.assign(2 * config.depth, 0);
             }
-            const std::vector<std::uint64_t> counters = tsv::u64_array(f[12]);
+            const std::vector<std::uint64_t> counters = tsv::u64_array(f[13]);
             if (counters.size() != config.width) {  // sumForEach would have padded a shorter array
                 throw MergeRefused(fmt::format("key spec {}: a summed row of {} counters in a sketch of width {}", spec,
                                                counters.size(), config.width));
@@ -367,7 +371,7 @@ int run_query(const QueryOptions& options) {
             const std::size_t base = std::size_t{row} * config.width * 2;
             for (std::size_t c = 0; c < counters.size(); ++c) sketch.counters[base + c * 2 + lane] = counters[c];
             sketch.totals[lane] = tsv::u64(f[11]);
-            sketch.seen[lane * config.depth + row] = true;
+            sketch.windows[lane * config.depth + row] = tsv::u64(f[12]);
         }
         // Each candidate once per bucket: its counts in each window holding it
         // (once, whatever twins a retried insert left) summed in ClickHouse,
@@ -414,8 +418,13 @@ int run_query(const QueryOptions& options) {
                         spec, static_cast<double>(start) / 1e9));
                 }
                 const SummedSketch& summed = found->second;
-                if (std::find(summed.seen.begin(), summed.seen.end(), false) != summed.seen.end()) {
-                    throw std::runtime_error(fmt::format("key spec {}: sketch rows missing in ClickHouse", spec));
+                // Every whole window in every row: a window whose rows are gone would be missing from the sums.
+                const auto [fewest, most] = std::minmax_element(summed.windows.begin(), summed.windows.end());
+                if (*fewest != group.windows || *most != group.windows) {
+                    throw std::runtime_error(fmt::format(
+                        "key spec {}: sketch rows of {} of the {} windows from {} s in ClickHouse; the others' are "
+                        "neither in sketch_rows nor in a rollup holding exactly their windows",
+                        spec, *fewest, group.windows, static_cast<double>(start) / 1e9));
                 }
                 core::CountMinParams params;
                 params.variant = summed.config.variant == "standard" ? core::CountMinVariant::standard

@@ -33,10 +33,11 @@ std::string fresh_dir(const std::string& name) {
     return dir;
 }
 
-// 6 s of traffic, 30,000 packets over 800 Zipf flows.
-std::string make_trace(const std::string& dir) {
+// 6 s of traffic from `start` (UNIX seconds), 30,000 packets over 800 Zipf flows.
+std::string make_trace(const std::string& dir, const std::string& start = "1700000000") {
     const std::string out = dir + "/trace.pcap";
-    const RunResult gen = run_flowsketch("gen --out " + out + " --packets 30000 --flows 800 --rate 5000 --seed 5");
+    const RunResult gen =
+        run_flowsketch("gen --out " + out + " --packets 30000 --flows 800 --rate 5000 --seed 5 --start " + start);
     if (gen.exit_code != 0) throw std::runtime_error("gen failed: " + gen.err);
     return out;
 }
@@ -171,6 +172,31 @@ TEST_F(ClickHouseExport, WholeMinutesAndHoursAreReadFromTheRollups) {
         EXPECT_EQ(queried.out, "") << part;
         EXPECT_NE(queried.err.find("no sketch rows"), std::string::npos) << part << ": " << queried.err;
     }
+}
+
+// A report of a whole minute from its rollup and of two windows before it
+// from the sketch rows is merge's report of those windows; with the two
+// windows' rows gone, query says how many windows its sums hold.
+TEST_F(ClickHouseExport, AReportFromARollupAndSketchRowsCountsEveryWindowOnce) {
+    const std::string dir = fresh_dir("ch-mixed");
+    const std::string trace = make_trace(dir, "1700000037");  // windows from 3 s before a whole minute
+    measure(trace, "edge-1", dir + "/snaps");
+    std::vector<std::string> names = names_in(dir + "/snaps");
+    ASSERT_EQ(names.size(), 6u);
+    ASSERT_EQ(names.front(), "edge-1-20231114T221357.000Z-interval.fsnap");
+    std::string files;
+    for (std::size_t i = 1; i < names.size(); ++i) files += " " + dir + "/snaps/" + names[i];
+    const RunResult merged = run_flowsketch("merge" + files + " --format json");
+    ASSERT_EQ(merged.exit_code, 0) << merged.err;
+    const std::string query = "query --clickhouse " + server_->url() + " --format json --from 1700000038";
+    const RunResult queried = run_flowsketch(query);
+    ASSERT_EQ(queried.exit_code, 0) << queried.err;
+    expect_same_reports(merged.out, queried.out);
+    server_->client().execute("TRUNCATE TABLE sketch_rows");
+    const RunResult partial = run_flowsketch(query);
+    EXPECT_EQ(partial.exit_code, 1);
+    EXPECT_EQ(partial.out, "");
+    EXPECT_NE(partial.err.find("sketch rows of 3 of the 5 windows"), std::string::npos) << partial.err;
 }
 
 // A retried insert that had reached the server leaves a twin of a window's
