@@ -56,8 +56,7 @@ std::string rollup_summary_sql(const Rollup& rollup, const std::string& table, s
         "  SELECT probe, bucket_ns, {1}, row, countMerge(windows) AS windows FROM {2} WHERE {3}\n"
         "  GROUP BY probe, bucket_ns, {1}, row)\n"
         "GROUP BY probe, bucket_ns, key_spec ORDER BY probe, bucket_ns, key_spec FORMAT TabSeparated",
-        "variant, width, depth, sketch_seed, hash_seed, conservative, stated_epsilon", sketch_config_columns, table,
-        where);
+        sketch_parameter_columns, sketch_config_columns, table, where);
 }
 
 RollupSummary parse_rollup_summary(std::string_view line) {

@@ -202,8 +202,8 @@ std::string heavy_hitters_sql(std::string_view database, std::string_view prefix
         "    FROM (\n"
         "        SELECT row, sumForEach(counters) AS summed, sum(total) AS row_total,\n"
         "            any(if(stated_epsilon > 0, stated_epsilon, if(variant = 'km', 2, 1) * e() / width)) AS eps,\n"
-        "            uniqExact(variant, width, depth, sketch_seed, hash_seed, conservative, stated_epsilon) AS configs,\n"
-        "            any((variant, width, depth, sketch_seed, hash_seed, conservative, stated_epsilon)) AS config\n"
+        "            uniqExact({7}) AS configs,\n"
+        "            any(({7})) AS config\n"
         "        FROM `{0}`.`{1}sketch_rows`\n"
         "        WHERE key_spec = {2} AND lane = {3} AND start_ns >= {4} AND start_ns < {5}\n"
         "        GROUP BY row\n"
@@ -213,7 +213,7 @@ std::string heavy_hitters_sql(std::string_view database, std::string_view prefix
 
         "ORDER BY estimate DESC, key_hex\n"
         "LIMIT {6}",
-        database, prefix, fmt::format("'{}'", key_spec), lane, from_ns, to_ns, top);
+        database, prefix, fmt::format("'{}'", key_spec), lane, from_ns, to_ns, top, sketch_parameter_columns);
 }
 
 }  // namespace flowsketch::app

@@ -22,6 +22,10 @@ inline constexpr std::string_view intervals_table = "intervals";
 /// The sketch's configuration columns, in every sketch table's key.
 inline constexpr std::string_view sketch_config_columns =
     "key_spec, lane, variant, width, depth, sketch_seed, hash_seed, conservative, stated_epsilon";
+/// Those of them that are the sketch's parameters, not the key spec and lane
+/// it counts: rows that differ in one of them must never be summed.
+inline constexpr std::string_view sketch_parameter_columns =
+    sketch_config_columns.substr(std::string_view("key_spec, lane, ").size());
 
 /// CREATE statements, in order (database first), each without a trailing
 /// semicolon; `database` and `prefix` as given (already validated).

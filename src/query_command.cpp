@@ -93,8 +93,9 @@ std::string window_filter(std::int64_t from_ns, std::int64_t to_ns, const std::v
 
 // The sketch rows' sums per report bucket, configuration and row, and the
 // windows summed, as one SELECT: windows in `hours` and `minutes` from those
-// rollups, the others' rows from sketch_rows, each whole window's once. PREWHERE: the counters
-// are read only for the rows the filter keeps (WHERE read them all first).
+// rollups, the others' rows from sketch_rows, each whole window's once.
+// PREWHERE: the counters are read only for the rows the filter keeps (WHERE
+// read them all first).
 std::string sketch_sums_sql(const ClickHouseClient& client, std::int64_t report_ns, const std::string& where,
                             const std::string& whole, const std::vector<ProbeSpan>& hours,
                             const std::vector<ProbeSpan>& minutes) {
