@@ -30,11 +30,8 @@ for tool in "$flowsketch" "$floor"; do
   [ -x "$tool" ] || { echo "missing $tool: build with ./scripts/build.sh $build" >&2; exit 2; }
 done
 command -v "$server_bin" >/dev/null || { echo "no $server_bin: apt-get install clickhouse-server" >&2; exit 2; }
-if [ ! -f "$trace" ]; then
-  mkdir -p "$(dirname "$trace")"
-  "$flowsketch" gen --out "$trace.partial" --packets 10000000 --flows 100000 --seed 7 >&2
-  mv "$trace.partial" "$trace"
-fi
+source bench/ensure_trace.sh
+ensure_trace "$trace" --packets 10000000 --flows 100000 --seed 7
 
 source bench/private_clickhouse.sh
 cpus="${SERVER_CPUS:-$(($(nproc) - 1))}"

@@ -22,11 +22,8 @@ trace="${A:-out/bench/a.pcap}"
 server_bin="${CLICKHOUSE:-clickhouse-server}"
 [ -x "$flowsketch" ] || { echo "missing $flowsketch: build with ./scripts/build.sh $build" >&2; exit 2; }
 command -v "$server_bin" >/dev/null || { echo "no $server_bin: apt-get install clickhouse-server" >&2; exit 2; }
-if [ ! -f "$trace" ]; then
-  mkdir -p "$(dirname "$trace")"
-  "$flowsketch" gen --out "$trace.partial" --packets 10000000 --flows 100000 --seed 7 >&2
-  mv "$trace.partial" "$trace"
-fi
+source bench/ensure_trace.sh
+ensure_trace "$trace" --packets 10000000 --flows 100000 --seed 7
 
 source bench/private_clickhouse.sh
 start_private_clickhouse "$server_bin"

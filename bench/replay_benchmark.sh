@@ -89,20 +89,7 @@ if has "$main_help" '--threads'; then has_threads=1; else has_threads=0; fi
 if has "$main_help" '--no-flows'; then has_no_flows=1; else has_no_flows=0; fi
 if has "$gen_help" 'pcapng'; then has_pcapng=1; else has_pcapng=0; fi
 
-# ensure_trace PATH GEN-ARGS...: generate PATH unless it exists with the same recipe.
-ensure_trace() {
-  local path="$1"; shift
-  local recipe="$*"
-  if [ -f "$path" ] && { [ ! -f "$path.cmd" ] || [ "$(cat "$path.cmd")" = "$recipe" ]; }; then
-    return 0
-  fi
-  echo "generating $path: flowsketch gen --out $path $recipe" >&2
-  # Written under another name first: an interrupted run leaves no trace that looks complete.
-  /usr/bin/time -f "gen: %e s wall, %M KiB peak RSS" \
-    "$flowsketch" gen --out "$path.partial" --truth "$path.truth.tsv" "$@" >&2
-  mv "$path.partial" "$path"
-  echo "$recipe" > "$path.cmd"
-}
+source bench/ensure_trace.sh
 
 trace_a="${A:-out/bench/a$suffix.pcap}"
 trace_b="${B:-out/bench/b$suffix.pcap}"

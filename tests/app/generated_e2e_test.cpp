@@ -9,18 +9,13 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/json_reports.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace flowsketch::testing {
 namespace {
 
 using nlohmann::json;
-
-TruthKey key_of(const json& flow) {
-    return TruthKey{flow.at("proto").get<int>(), flow.at("src").get<std::string>(),
-                    flow.at("dst").get<std::string>(), flow.at("sport").get<int>(),
-                    flow.at("dport").get<int>()};
-}
 
 // Every test runs with --threads 1 and --threads 2: the bounds hold for each.
 class GeneratedTrace : public ::testing::TestWithParam<int> {
@@ -67,7 +62,7 @@ TEST_P(GeneratedTrace, EveryReportedCountIsWithinItsBound) {
         const bool by_packets = std::string(ranking) == "top_packets";
         ASSERT_EQ(report.at(ranking).size(), 50u);
         for (const auto& flow : report.at(ranking)) {
-            const auto it = truth_.flows.find(key_of(flow));
+            const auto it = truth_.flows.find(truth_key_of(flow));
             ASSERT_NE(it, truth_.flows.end()) << flow.dump();
             const std::uint64_t truth = by_packets ? it->second.packets : it->second.bytes;
             EXPECT_GE(flow.at("estimate").get<std::uint64_t>(), truth) << flow.dump();
@@ -89,7 +84,7 @@ TEST_P(GeneratedTrace, FindsTheTrueHeavyHittersInOrder) {
     for (std::size_t i = 0; i < 10; ++i) {
         // Ranks are only well defined where the truth is separated by > ε·N.
         ASSERT_GT(truth[i].first, truth[i + 1].first + 400) << "test premise: top 10 separated";
-        EXPECT_EQ(key_of(top[i]), truth[i].second) << "rank " << i + 1;
+        EXPECT_EQ(truth_key_of(top[i]), truth[i].second) << "rank " << i + 1;
     }
 }
 
@@ -113,7 +108,7 @@ TEST_P(GeneratedTrace, StandardAndConservativeVariantsKeepTheBound) {
         ASSERT_EQ(run.exit_code, 0) << run.err;
         const json report = json::parse(lines_of(run.out).back());
         for (const auto& flow : report.at("top_packets")) {
-            const auto it = truth_.flows.find(key_of(flow));
+            const auto it = truth_.flows.find(truth_key_of(flow));
             ASSERT_NE(it, truth_.flows.end()) << flow.dump();
             EXPECT_GE(flow.at("estimate").get<std::uint64_t>(), it->second.packets) << options;
             EXPECT_LE(flow.at("lower").get<std::uint64_t>(), it->second.packets) << options;

@@ -78,13 +78,15 @@ TEST_F(HtmlReportBrowser, GeneratedTraceHasOnePointPerIntervalAndKeyPlots) {
     const RunResult gen = run_flowsketch("gen --out " + pcap + " --packets 100000 --flows 5000 --zipf 1.2 --rate 20000 --seed 5");
     ASSERT_EQ(gen.exit_code, 0) << gen.err;
     const std::string html = tmp_path("gen-" + std::to_string(::getpid()) + ".html");
-    const std::string json = tmp_path("gen-" + std::to_string(::getpid()) + ".jsonl");
-    std::remove(json.c_str());
+    const std::string jsonl_path = tmp_path("gen-" + std::to_string(::getpid()) + ".jsonl");
+    std::remove(jsonl_path.c_str());
     const RunResult run = run_flowsketch("-r " + pcap + " --interval 0.5 --key src:distinct=dst --format json -o " +
-                                         json + " --html " + html);
+                                         jsonl_path + " --html " + html);
     ASSERT_EQ(run.exit_code, 0) << run.err;
     std::size_t intervals = 0;
-    for (const std::string& line : lines_of(read_file(json))) intervals += nlohmann::json::parse(line).at("kind") == "interval";
+    for (const std::string& line : lines_of(read_file(jsonl_path))) {
+        intervals += nlohmann::json::parse(line).at("kind") == "interval";
+    }
     ASSERT_GE(intervals, 8u);
 
     const Rendered page = render(browser_, html);
@@ -108,7 +110,7 @@ TEST_F(HtmlReportBrowser, GeneratedTraceHasOnePointPerIntervalAndKeyPlots) {
     const std::string top = top_source(read_truth(pcap + ".truth.tsv"));
     EXPECT_NE(svg_of(page.dom, "plot-top-packets").find(top), std::string::npos) << top;
     EXPECT_NE(svg_of(page.dom, "plot-key-1-packets").find(top), std::string::npos) << top;
-    for (const std::string& path : {pcap, pcap + ".truth.tsv", html, json}) std::remove(path.c_str());
+    for (const std::string& path : {pcap, pcap + ".truth.tsv", html, jsonl_path}) std::remove(path.c_str());
 }
 
 // merge --html: the same page over the merged windows, one point per merged

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tests/support/capture_builder.hpp"
+#include "tests/support/json_reports.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace flowsketch::testing {
@@ -68,28 +69,11 @@ std::pair<std::string, std::uint64_t> heaviest(const std::map<std::string, std::
     return best;
 }
 
-nlohmann::json final_report(const std::string& args) {
-    const RunResult run = run_flowsketch(args + " --format json --interval 0");
-    EXPECT_EQ(run.exit_code, 0) << run.err;
-    const std::vector<std::string> lines = lines_of(run.out);
-    EXPECT_EQ(lines.size(), 1u);
-    return nlohmann::json::parse(lines.back());
-}
-
-const nlohmann::json& key_entry(const nlohmann::json& report, const std::string& spec) {
-    for (const auto& entry : report.at("keys")) {
-        if (entry.at("spec") == spec) return entry;
-    }
-    ADD_FAILURE() << "no key " << spec;
-    static const nlohmann::json none;
-    return none;
-}
-
 TEST(KeysEndToEnd, ReflectionVictimIsFirstByDestination) {
     const std::string path = pcap_path("attacks/netlyzer-ddos.pcap");
     const auto [victim, truth] = heaviest(ipv4_packets_by(path, false));
     ASSERT_EQ(victim, "227.213.154.241");  // as the capture's SOURCES row says
-    const nlohmann::json report = final_report("-r " + path + " --key dst --key src/24 --key dport");
+    const nlohmann::json report = single_json_report("-r " + path + " --key dst --key src/24 --key dport");
     const nlohmann::json& by_dst = key_entry(report, "dst");
     const nlohmann::json& first = by_dst.at("top_packets").at(0);
     EXPECT_EQ(first.at("dst"), victim);
@@ -107,7 +91,7 @@ TEST(KeysEndToEnd, ScanningHostIsFirstBySource) {
     const std::string path = pcap_path("attacks/slips-test7-malicious.pcap");
     const auto [scanner, truth] = heaviest(ipv4_packets_by(path, true));
     ASSERT_EQ(scanner, "192.168.2.16");
-    const nlohmann::json report = final_report("-r " + path + " --key src");
+    const nlohmann::json report = single_json_report("-r " + path + " --key src");
     const nlohmann::json& first = key_entry(report, "src").at("top_packets").at(0);
     EXPECT_EQ(first.at("src"), scanner);
     EXPECT_LE(first.at("lower").get<std::uint64_t>(), truth);
@@ -140,7 +124,7 @@ TEST(KeysEndToEnd, TextCsvAndKeyOrderFollowTheCommandLine) {
 
 TEST(KeysEndToEnd, ASpecGivenTwiceOrTheDefaultOnce) {
     const std::string path = pcap_path("attacks/netlyzer-ddos.pcap");
-    const nlohmann::json report = final_report("-r " + path + " --key 5tuple --key dst");
+    const nlohmann::json report = single_json_report("-r " + path + " --key 5tuple --key dst");
     EXPECT_EQ(report.at("keys").size(), 1u);
     const RunResult twice = run_flowsketch("-r " + path + " --key dst --key dst/32,128");
     EXPECT_EQ(twice.exit_code, 2);
@@ -193,7 +177,7 @@ TEST(KeysEndToEnd, ReflectionVictimHasTheMostDistinctSources) {
     const std::string victim = "227.213.154.241";
     const auto sources = static_cast<double>(truth.peers.at(victim).size());
     ASSERT_GT(sources, 3000);
-    const nlohmann::json report = final_report("-r " + path + " --key dst:distinct=src");
+    const nlohmann::json report = single_json_report("-r " + path + " --key dst:distinct=src");
     const nlohmann::json& key = key_entry(report, "dst:distinct=src");
     const nlohmann::json& first = key.at("top_distinct").at(0);
     EXPECT_EQ(first.at("dst"), victim);
@@ -218,7 +202,7 @@ TEST(KeysEndToEnd, ScannerHasTheMostDistinctDestinations) {
     const AddressCounts truth = ipv4_counts_by(path, true);
     const std::string scanner = "192.168.2.16";
     const auto destinations = static_cast<double>(truth.peers.at(scanner).size());
-    const nlohmann::json report = final_report("-r " + path + " --key src:distinct=dst");
+    const nlohmann::json report = single_json_report("-r " + path + " --key src:distinct=dst");
     const nlohmann::json& first = key_entry(report, "src:distinct=dst").at("top_distinct").at(0);
     EXPECT_EQ(first.at("src"), scanner);
     EXPECT_LE(first.at("distinct_lower").get<double>(), destinations) << first.dump();

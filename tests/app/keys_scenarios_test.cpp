@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/json_reports.hpp"
 #include "tests/support/scenario_truth.hpp"
 #include "tests/support/test_support.hpp"
 
@@ -76,15 +77,6 @@ std::string entry_key(const nlohmann::json& entry, const SpecFields& f) {
     if (f.proto) key += "proto=" + text("proto") + ";";
     if (f.vlan) key += "vlan=" + text("vlan") + ";";
     return key;
-}
-
-const nlohmann::json& key_entry(const nlohmann::json& report, const std::string& spec) {
-    for (const auto& entry : report.at("keys")) {
-        if (entry.at("spec") == spec) return entry;
-    }
-    ADD_FAILURE() << "no key " << spec;
-    static const nlohmann::json none = nlohmann::json::object();
-    return none;
 }
 
 // Every listed entry of a key section against the truth of its spec.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tests/support/capture_builder.hpp"
+#include "tests/support/json_reports.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace flowsketch::testing {
@@ -86,29 +87,12 @@ std::string write_trace(Truth& truth) {
     return path;
 }
 
-nlohmann::json final_report(const std::string& args) {
-    const RunResult run = run_flowsketch(args + " --format json --interval 0");
-    EXPECT_EQ(run.exit_code, 0) << run.err;
-    const std::vector<std::string> lines = lines_of(run.out);
-    EXPECT_FALSE(lines.empty());
-    return lines.empty() ? nlohmann::json::object() : nlohmann::json::parse(lines.back());
-}
-
-const nlohmann::json& key_entry(const nlohmann::json& report, const std::string& spec) {
-    for (const auto& entry : report.at("keys")) {
-        if (entry.at("spec") == spec) return entry;
-    }
-    ADD_FAILURE() << "no key " << spec;
-    static const nlohmann::json none = nlohmann::json::object();
-    return none;
-}
-
 TEST(KeysVlan, TheSameAddressesOnTwoVlansStayApartUnderPlusVlan) {
     Truth truth;
     const std::string path = write_trace(truth);
     for (const char* threads : {"1", "2"}) {
         const nlohmann::json report =
-            final_report("-r " + path + " --threads " + threads + " --key dst+vlan --key dst --key vlan");
+            single_json_report("-r " + path + " --threads " + threads + " --key dst+vlan --key dst --key vlan");
         // dst+vlan: one entry per VLAN id, each the packets of that VLAN.
         const nlohmann::json& by_vlan = key_entry(report, "dst+vlan").at("top_packets");
         ASSERT_EQ(by_vlan.size(), truth.packets_by_vlan.size()) << by_vlan.dump();
@@ -175,7 +159,7 @@ TEST(KeysVlan, FiveTupleListsAndFlowsIgnoreTheVlanId) {
 TEST(KeysVlan, DistinctSourcesPerDestinationAndVlan) {
     Truth truth;
     const std::string path = write_trace(truth);
-    const nlohmann::json report = final_report("-r " + path + " --key dst+vlan:distinct=src");
+    const nlohmann::json report = single_json_report("-r " + path + " --key dst+vlan:distinct=src");
     const nlohmann::json& key = key_entry(report, "dst+vlan:distinct=src");
     const nlohmann::json& top = key.at("top_distinct");
     ASSERT_EQ(top.size(), truth.sources_by_vlan.size()) << top.dump();
@@ -231,7 +215,7 @@ TEST(KeysVlan, SampleCaptureCountsPerVlanMatchTshark) {
         truth[vlan] = {packets, bytes};
     }
     ASSERT_EQ(truth.size(), 2u);
-    const nlohmann::json report = final_report("-r " + pcap_path("zeek-mixed-vlan-mpls.pcap") + " --key vlan");
+    const nlohmann::json report = single_json_report("-r " + pcap_path("zeek-mixed-vlan-mpls.pcap") + " --key vlan");
     const nlohmann::json& key = key_entry(report, "vlan");
     for (const char* list : {"top_packets", "top_bytes"}) {
         const bool packets = std::string(list) == "top_packets";

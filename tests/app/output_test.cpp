@@ -15,13 +15,13 @@
 namespace flowsketch::testing {
 namespace {
 
-const std::string capture = pcap_path("suricata-verify-output-eve-ftp-data.pcap");
+const std::string ftp_data_capture = pcap_path("suricata-verify-output-eve-ftp-data.pcap");
 
 TEST(Output, JsonLinesFileIsAppendedWholeLines) {
     const std::string path = tmp_path("appended-" + std::to_string(::getpid()) + ".jsonl");
     std::remove(path.c_str());
     for (int run = 0; run < 2; ++run) {
-        const RunResult result = run_flowsketch("-r " + capture + " --interval 30 --format json -o " + path);
+        const RunResult result = run_flowsketch("-r " + ftp_data_capture + " --interval 30 --format json -o " + path);
         ASSERT_EQ(result.exit_code, 0) << result.err;
         EXPECT_EQ(result.out, "") << "--output alone keeps standard output quiet";
     }
@@ -36,7 +36,7 @@ TEST(Output, JsonLinesFileIsAppendedWholeLines) {
 TEST(Output, StdoutAsWellAsFile) {
     const std::string path = tmp_path("tee-" + std::to_string(::getpid()) + ".txt");
     std::remove(path.c_str());
-    const RunResult result = run_flowsketch("-r " + capture + " --interval 0 -o " + path + " --stdout");
+    const RunResult result = run_flowsketch("-r " + ftp_data_capture + " --interval 0 -o " + path + " --stdout");
     ASSERT_EQ(result.exit_code, 0) << result.err;
     EXPECT_EQ(result.out, read_file(path));
     EXPECT_NE(result.out.find("final report"), std::string::npos);
@@ -47,7 +47,8 @@ TEST(Output, CsvHasOneHeaderAndARowPerHeavyHitter) {
     const std::string path = tmp_path("rows-" + std::to_string(::getpid()) + ".csv");
     std::remove(path.c_str());
     for (int run = 0; run < 2; ++run) {
-        ASSERT_EQ(run_flowsketch("-r " + capture + " --interval 0 --format csv --top 4 -o " + path).exit_code, 0);
+        const std::string args = "-r " + ftp_data_capture + " --interval 0 --format csv --top 4 -o " + path;
+        ASSERT_EQ(run_flowsketch(args).exit_code, 0);
     }
     const auto lines = csv_heavy_hitter_lines(read_file(path));
     ASSERT_EQ(lines.size(), 1u + 2 * (4 + 4));  // header once; 4 by packets + 4 by bytes per run
@@ -60,8 +61,8 @@ TEST(Output, CsvHasOneHeaderAndARowPerHeavyHitter) {
 // The totals a heavy-hitter row cannot carry, as `total` rows: the same
 // numbers as the JSON report's.
 TEST(Output, CsvTotalRowsCarryFramesSkipsAndFlows) {
-    const RunResult csv = run_flowsketch("-r " + capture + " --interval 0 --format csv --top 1");
-    const RunResult json = run_flowsketch("-r " + capture + " --interval 0 --format json --top 1");
+    const RunResult csv = run_flowsketch("-r " + ftp_data_capture + " --interval 0 --format csv --top 1");
+    const RunResult json = run_flowsketch("-r " + ftp_data_capture + " --interval 0 --format json --top 1");
     ASSERT_EQ(csv.exit_code, 0) << csv.err;
     ASSERT_EQ(json.exit_code, 0) << json.err;
     const nlohmann::json report = nlohmann::json::parse(lines_of(json.out).at(0));
@@ -93,7 +94,7 @@ TEST(Output, CsvTotalRowsCarryFramesSkipsAndFlows) {
 
 // Counts are the whole numbers a reader means; `precise` keeps them whole.
 TEST(Output, JsonFlowCountsAreWholeWithPreciseBeside) {
-    const RunResult json = run_flowsketch("-r " + capture + " --interval 0 --format json");
+    const RunResult json = run_flowsketch("-r " + ftp_data_capture + " --interval 0 --format json");
     ASSERT_EQ(json.exit_code, 0) << json.err;
     const nlohmann::json flows = nlohmann::json::parse(lines_of(json.out).at(0)).at("flows");
     for (const char* name : {"active", "expired", "active_lower", "active_upper", "new_undercount_bound",
@@ -108,14 +109,14 @@ TEST(Output, JsonFlowCountsAreWholeWithPreciseBeside) {
 }
 
 TEST(Output, FullDiskIsARuntimeErrorNamingTheOutput) {
-    const RunResult result = run_flowsketch("-r " + capture + " --format json -o /dev/full");
+    const RunResult result = run_flowsketch("-r " + ftp_data_capture + " --format json -o /dev/full");
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_EQ(lines_of(result.err).size(), 1u) << result.err;
     EXPECT_NE(result.err.find("/dev/full"), std::string::npos) << result.err;
 }
 
 TEST(Output, UnopenableOutputFailsBeforeReading) {
-    const RunResult result = run_flowsketch("-r " + capture + " -o /nonexistent-dir/reports.json");
+    const RunResult result = run_flowsketch("-r " + ftp_data_capture + " -o /nonexistent-dir/reports.json");
     EXPECT_EQ(result.exit_code, 1);
     EXPECT_EQ(lines_of(result.err).size(), 1u) << result.err;
     EXPECT_NE(result.err.find("/nonexistent-dir/reports.json"), std::string::npos) << result.err;

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/support/json_reports.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace flowsketch::testing {
@@ -31,21 +32,6 @@ const Capture captures[] = {
     {"generated-pcapng-sections.pcapng", 6},
 };
 
-json final_report(const RunResult& run) {
-    const auto lines = lines_of(run.out);
-    EXPECT_FALSE(lines.empty());
-    if (lines.empty()) return json::object();
-    const json report = json::parse(lines.back());
-    EXPECT_EQ(report.at("kind"), "final");
-    return report;
-}
-
-TruthKey key_of(const json& flow) {
-    return TruthKey{flow.at("proto").get<int>(), flow.at("src").get<std::string>(),
-                    flow.at("dst").get<std::string>(), flow.at("sport").get<int>(),
-                    flow.at("dport").get<int>()};
-}
-
 void PrintTo(const Capture& capture, std::ostream* out) { *out << capture.file; }
 
 class SampleCapture : public ::testing::TestWithParam<Capture> {};
@@ -62,7 +48,7 @@ TEST_P(SampleCapture, MatchesIndependentTruth) {
                                          " --interval 0 --format json --top 1000");
     ASSERT_EQ(run.exit_code, 0) << run.err;
     EXPECT_EQ(run.err, "");
-    const json report = final_report(run);
+    const json report = final_json_report(run);
     EXPECT_EQ(report.at("frames").get<std::uint64_t>(), truth.totals.at("frames"));
     EXPECT_EQ(report.at("packets").get<std::uint64_t>(), truth.totals.at("ip_packets"));
     EXPECT_EQ(report.at("bytes").get<std::uint64_t>(), truth.totals.at("ip_bytes"));
@@ -77,7 +63,7 @@ TEST_P(SampleCapture, MatchesIndependentTruth) {
         ASSERT_EQ(flows.size(), truth.flows.size()) << ranking;
         std::uint64_t previous = UINT64_MAX;
         for (const auto& flow : flows) {
-            const auto it = truth.flows.find(key_of(flow));
+            const auto it = truth.flows.find(truth_key_of(flow));
             ASSERT_NE(it, truth.flows.end()) << "flow not in truth: " << flow.dump();
             const std::uint64_t true_count = by_packets ? it->second.packets : it->second.bytes;
             const auto estimate = flow.at("estimate").get<std::uint64_t>();
@@ -116,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Pcaps, SampleCapture, ::testing::ValuesIn(captures),
 // so only the signal can end the run; flowsketch's exit is timed from the kill.
 TEST(Replay, StopSignalsEndAWaitForAPipeWithTheFinalReport) {
     const std::string capture = pcap_path("pcapplusplus-ipv6.pcapng");
-    const json whole = final_report(run_flowsketch("-r " + capture + " --interval 0 --format json"));
+    const json whole = final_json_report(run_flowsketch("-r " + capture + " --interval 0 --format json"));
     const std::string fifo = tmp_path("signal-fifo");
     const std::string out = tmp_path("signal.out");
     const std::string result = tmp_path("signal.result");
@@ -143,7 +129,7 @@ TEST(Replay, StopSignalsEndAWaitForAPipeWithTheFinalReport) {
             EXPECT_LT(elapsed_ms, 5000);
             RunResult run;
             run.out = read_file(out);
-            const json report = final_report(run);
+            const json report = final_json_report(run);
             EXPECT_EQ(report.value("packets", 0), whole.at("packets").get<int>());
             EXPECT_EQ(report.value("frames", 0), whole.at("frames").get<int>());
         }
@@ -155,7 +141,7 @@ TEST(Replay, FilesFormOneStreamInOrder) {
     const std::string b = pcap_path("pcapplusplus-ipv6.pcapng");
     const RunResult run = run_flowsketch("-r " + a + " -r " + b + " --interval 0 --format json");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    const json report = final_report(run);
+    const json report = final_json_report(run);
     const Truth ta = read_truth(a + ".truth.tsv");
     const Truth tb = read_truth(b + ".truth.tsv");
     EXPECT_EQ(report.at("frames").get<std::uint64_t>(), ta.totals.at("frames") + tb.totals.at("frames"));
@@ -174,7 +160,7 @@ TEST(Replay, TrailingBpfExpressionFilters) {
     ASSERT_GT(tcp_packets, 0u);
     const RunResult run = run_flowsketch("-r " + file + " --interval 0 --format json --top 3 tcp");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    const json report = final_report(run);
+    const json report = final_json_report(run);
     EXPECT_EQ(report.at("packets").get<std::uint64_t>(), tcp_packets);
     EXPECT_EQ(report.at("frames").get<std::uint64_t>(), tcp_packets);
     EXPECT_EQ(report.at("top_packets").size(), 3u);
@@ -190,7 +176,7 @@ TEST(Replay, CountStopsAfterCountFrames) {
         const RunResult run =
             run_flowsketch(files + " -c " + std::to_string(count) + " --interval 0 --format json");
         ASSERT_EQ(run.exit_code, 0) << run.err;
-        EXPECT_EQ(final_report(run).at("frames").get<std::uint64_t>(), count) << count;
+        EXPECT_EQ(final_json_report(run).at("frames").get<std::uint64_t>(), count) << count;
     }
 }
 

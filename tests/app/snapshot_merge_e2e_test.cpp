@@ -89,7 +89,7 @@ void split_pcap(const std::string& in_path, const std::string& out_path, int par
 }
 
 // A list row without its numbers: the key it is about.
-json key_of(json row) {
+json listed_key_of(json row) {
     for (const char* field : {"estimate", "lower", "shares_cells", "distinct", "distinct_lower", "distinct_upper"}) {
         row.erase(field);
     }
@@ -103,7 +103,7 @@ json key_of(json row) {
 void expect_same_hitters(const json& merged, const json& whole, const std::string& name) {
     ASSERT_EQ(merged.size(), whole.size()) << name;
     for (std::size_t i = 0; i < whole.size(); ++i) {
-        EXPECT_EQ(key_of(merged[i]), key_of(whole[i])) << name << " row " << i;
+        EXPECT_EQ(listed_key_of(merged[i]), listed_key_of(whole[i])) << name << " row " << i;
         EXPECT_EQ(merged[i]["shares_cells"], whole[i]["shares_cells"]) << name << " row " << i;
         EXPECT_LE(merged[i]["lower"].get<std::uint64_t>(), whole[i]["estimate"].get<std::uint64_t>()) << name;
         EXPECT_LE(whole[i]["lower"].get<std::uint64_t>(), merged[i]["estimate"].get<std::uint64_t>()) << name;
@@ -140,7 +140,7 @@ void expect_same_estimates(const json& merged, const json& whole, bool same_memo
         std::size_t shared = 0;
         for (const json& row : merged["keys"][k]["top_distinct"]) {
             for (const json& other : whole["keys"][k]["top_distinct"]) {
-                if (key_of(row) != key_of(other)) continue;
+                if (listed_key_of(row) != listed_key_of(other)) continue;
                 EXPECT_EQ(row, other);
                 ++shared;
             }

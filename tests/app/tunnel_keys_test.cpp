@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/support/json_reports.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace flowsketch::testing {
@@ -25,7 +26,7 @@ using nlohmann::json;
 using TunnelTruth = std::map<std::tuple<std::string, std::string, std::string, std::uint32_t>,
                              std::pair<std::uint64_t, std::uint64_t>>;
 
-TunnelTruth read_truth(const std::string& capture, std::uint64_t& tunnelled) {
+TunnelTruth read_tunnel_truth(const std::string& capture, std::uint64_t& tunnelled) {
     std::ifstream in(pcap_path("tunnels/" + capture + ".tunnel.truth.tsv"));
     EXPECT_TRUE(in) << capture;
     TunnelTruth truth;
@@ -40,23 +41,6 @@ TunnelTruth read_truth(const std::string& capture, std::uint64_t& tunnelled) {
         truth[{type, src, dst, vni}] = {packets, bytes};
     }
     return truth;
-}
-
-json final_report(const std::string& args) {
-    const RunResult run = run_flowsketch(args + " --format json --interval 0");
-    EXPECT_EQ(run.exit_code, 0) << run.err;
-    const std::vector<std::string> lines = lines_of(run.out);
-    EXPECT_FALSE(lines.empty());
-    return lines.empty() ? json::object() : json::parse(lines.back());
-}
-
-const json& key_entry(const json& report, const std::string& spec) {
-    for (const auto& entry : report.at("keys")) {
-        if (entry.at("spec") == spec) return entry;
-    }
-    ADD_FAILURE() << "no key " << spec << " in " << report.dump();
-    static const json none = json::object();
-    return none;
 }
 
 // Sums a truth over the tunnel ids: the `tunnel` key's truth.
@@ -89,10 +73,10 @@ class TunnelKeyOnSamples : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(TunnelKeyOnSamples, OuterEndpointsAndIdsCountAsTsharkCountsThem) {
     std::uint64_t tunnelled = 0;
-    const TunnelTruth truth = read_truth(GetParam(), tunnelled);
+    const TunnelTruth truth = read_tunnel_truth(GetParam(), tunnelled);
     ASSERT_FALSE(truth.empty());
     for (const char* threads : {"1", "2"}) {
-        const json report = final_report("-r " + pcap_path(std::string("tunnels/") + GetParam()) + " --threads " +
+        const json report = single_json_report("-r " + pcap_path(std::string("tunnels/") + GetParam()) + " --threads " +
                                           threads + " --top 20 --key tunnel --key tunnel+vni");
         const json& tunnel = key_entry(report, "tunnel");
         const json& with_ids = key_entry(report, "tunnel+vni");
@@ -118,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Captures, TunnelKeyOnSamples,
 // frames) and 200 (5), GRE key 7 (2) and 9 (4), and once untunnelled.
 TEST(TunnelKeys, PlusVniSeparatesTenantsWithTheSameAddressesAndPlainKeysMergeThem) {
     const std::string path = pcap_path("tunnels/generated-tenants.pcap");
-    const json report = final_report("-r " + path + " --key dst+vni --key dst --key pair+vni --key vni");
+    const json report = single_json_report("-r " + path + " --key dst+vni --key dst --key pair+vni --key vni");
     const std::map<std::uint32_t, std::uint64_t> by_vni = {{100, 3}, {200, 5}, {7, 2}, {9, 4}, {0, 1}};
     for (const char* spec : {"dst+vni", "pair+vni", "vni"}) {
         const json& list = key_entry(report, spec).at("top_packets");
@@ -142,7 +126,7 @@ TEST(TunnelKeys, PlusVniSeparatesTenantsWithTheSameAddressesAndPlainKeysMergeThe
 
 TEST(TunnelKeys, DistinctInnerSourcesPerTunnel) {
     const json report =
-        final_report("-r " + pcap_path("tunnels/aiengine-vxlan_ftp.pcap") + " --key tunnel:distinct=src");
+        single_json_report("-r " + pcap_path("tunnels/aiengine-vxlan_ftp.pcap") + " --key tunnel:distinct=src");
     const json& list = key_entry(report, "tunnel:distinct=src").at("top_distinct");
     ASSERT_EQ(list.size(), 2u) << list.dump();
     for (const auto& entry : list) {

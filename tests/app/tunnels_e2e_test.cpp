@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "tests/support/json_reports.hpp"
 #include "tests/support/test_support.hpp"
 
 namespace flowsketch::testing {
@@ -48,19 +49,6 @@ const TunnelCapture captures[] = {
 
 std::string tunnel_path(const std::string& name) { return pcap_path("tunnels/" + name); }
 
-json final_report(const RunResult& run) {
-    const auto lines = lines_of(run.out);
-    EXPECT_FALSE(lines.empty());
-    if (lines.empty()) return json::object();
-    return json::parse(lines.back());
-}
-
-TruthKey key_of(const json& flow) {
-    return TruthKey{flow.at("proto").get<int>(), flow.at("src").get<std::string>(),
-                    flow.at("dst").get<std::string>(), flow.at("sport").get<int>(),
-                    flow.at("dport").get<int>()};
-}
-
 // Totals exact, frames = packets + skipped, and every flow of the truth
 // reported with its true counts within the bounds.
 void expect_matches(const json& report, const Truth& truth) {
@@ -75,7 +63,7 @@ void expect_matches(const json& report, const Truth& truth) {
         const json& flows = report.at(ranking);
         ASSERT_EQ(flows.size(), truth.flows.size()) << ranking;
         for (const auto& flow : flows) {
-            const auto it = truth.flows.find(key_of(flow));
+            const auto it = truth.flows.find(truth_key_of(flow));
             ASSERT_NE(it, truth.flows.end()) << "flow not in truth: " << flow.dump();
             const std::uint64_t true_count = by_packets ? it->second.packets : it->second.bytes;
             EXPECT_LE(flow.at("lower").get<std::uint64_t>(), true_count) << flow.dump();
@@ -99,7 +87,7 @@ TEST_P(TunnelledCapture, InnerByDefaultOuterOnRequest) {
                                              threads);
         ASSERT_EQ(run.exit_code, 0) << run.err;
         EXPECT_EQ(run.err, "");
-        const json report = final_report(run);
+        const json report = final_json_report(run);
         expect_matches(report, inner);
         if (std::string(capture.type).empty()) {
             // No tunnel reached an inner IP packet: the flows are the outer ones.
@@ -111,7 +99,7 @@ TEST_P(TunnelledCapture, InnerByDefaultOuterOnRequest) {
     }
     const RunResult run = run_flowsketch("-r " + file + " --interval 0 --format json --top 1000 --tunnels outer");
     ASSERT_EQ(run.exit_code, 0) << run.err;
-    const json report = final_report(run);
+    const json report = final_json_report(run);
     expect_matches(report, outer);
     EXPECT_FALSE(report.contains("tunnels"));
 }
@@ -146,7 +134,7 @@ TEST(Tunnels, TypeCountsAreTheFramesTsharkKeysInside) {
         for (const auto& [key, flow] : inner.flows) {
             if (outer.flows.count(key) == 0) inside += flow.packets;
         }
-        const json report = final_report(run_flowsketch("-r " + file + " --interval 0 --format json"));
+        const json report = final_json_report(run_flowsketch("-r " + file + " --interval 0 --format json"));
         EXPECT_EQ(report.at("tunnels").at(type).get<std::uint64_t>(), inside);
     }
 }
@@ -165,7 +153,7 @@ TEST(Tunnels, MalformedInnerPacketsKeyTheOuterHeaderByReason) {
     }
     ASSERT_FALSE(expected.empty());
     for (const char* threads : {"1", "2"}) {
-        const json report = final_report(
+        const json report = final_json_report(
             run_flowsketch("-r " + file + " --interval 0 --format json --top 1000 --threads " + threads));
         expect_matches(report, outer);
         ASSERT_TRUE(report.contains("tunnels"));

@@ -240,9 +240,9 @@ TEST(Verify, OnlyReportsOfAVerifiedRunCarryTheSection) {
     const std::string pcap = tmp_path("verify-formats.pcap");
     const RunResult gen = run_flowsketch("gen --out " + pcap + " --packets 5000 --flows 200 --seed 6");
     ASSERT_EQ(gen.exit_code, 0) << gen.err;
-    const RunResult json = run_flowsketch("-r " + pcap + " --interval 0 --format json");
-    ASSERT_EQ(json.exit_code, 0);
-    EXPECT_FALSE(nlohmann::json::parse(lines_of(json.out).back()).contains("verify"));
+    const RunResult json_run = run_flowsketch("-r " + pcap + " --interval 0 --format json");
+    ASSERT_EQ(json_run.exit_code, 0);
+    EXPECT_FALSE(nlohmann::json::parse(lines_of(json_run.out).back()).contains("verify"));
     const RunResult csv = run_flowsketch("-r " + pcap + " --interval 0 --format csv");
     const RunResult csv_verified = run_flowsketch("-r " + pcap + " --interval 0 --format csv --verify");
     EXPECT_EQ(csv.out.find(",verify,"), std::string::npos);

@@ -15,7 +15,7 @@
 namespace flowsketch::core {
 namespace {
 
-Hash128 key_hash(std::uint64_t key, std::uint64_t seed) { return hash128(&key, sizeof key, seed); }
+Hash128 seeded_key_hash(std::uint64_t key, std::uint64_t seed) { return hash128(&key, sizeof key, seed); }
 std::uint64_t item_hash(std::uint64_t item, std::uint64_t seed) { return hash64(&item, sizeof item, seed ^ 0x5eed); }
 
 // A skewed population: key k has 1 + (k % 50) distinct items, a few keys
@@ -29,7 +29,7 @@ Population feed(DistinctSketch& sketch, std::uint64_t seed, std::uint64_t keys) 
     for (std::uint64_t k = 0; k < keys; ++k) {
         const std::uint64_t n = k < 3 ? 2000 * (k + 1) : 1 + (k % 50);
         p.distinct.push_back(n);
-        const Hash128 key = key_hash(k, seed);
+        const Hash128 key = seeded_key_hash(k, seed);
         for (std::uint64_t i = 0; i < n; ++i) {
             for (int repeat = 0; repeat < 2; ++repeat) sketch.add(key, pair_hash(key, item_hash(i, seed)));
         }
@@ -51,7 +51,7 @@ TEST(DistinctSketch, TrueCountsLieInsideTheirBounds) {
         EXPECT_LE(total.lower, static_cast<double>(pairs));
         EXPECT_GE(total.upper, static_cast<double>(pairs));
         for (std::uint64_t k = 0; k < p.distinct.size(); ++k) {
-            const DistinctBounds b = sketch.bounds(key_hash(k, seed));
+            const DistinctBounds b = sketch.bounds(seeded_key_hash(k, seed));
             const auto truth = static_cast<double>(p.distinct[k]);
             ++checked;
             outside += truth < b.lower || truth > b.upper ? 1 : 0;
@@ -60,7 +60,7 @@ TEST(DistinctSketch, TrueCountsLieInsideTheirBounds) {
         }
         // The heavy spreaders are found with a tight relative error.
         for (std::uint64_t k = 0; k < 3; ++k) {
-            const double e = sketch.estimate(key_hash(k, seed));
+            const double e = sketch.estimate(seeded_key_hash(k, seed));
             EXPECT_NEAR(e / static_cast<double>(p.distinct[k]), 1.0, 4 * hll::relative_error(256)) << k;
         }
     }
@@ -76,7 +76,7 @@ TEST(DistinctSketch, MergedPartsAreTheWhole) {
     DistinctSketch first;
     DistinctSketch second;
     for (std::uint64_t k = 0; k < 500; ++k) {
-        const Hash128 key = key_hash(k, 9);
+        const Hash128 key = seeded_key_hash(k, 9);
         for (std::uint64_t i = 0; i < 1 + k % 37; ++i) {
             const std::uint64_t pair = pair_hash(key, item_hash(i, 9));
             whole.add(key, pair);
@@ -85,7 +85,9 @@ TEST(DistinctSketch, MergedPartsAreTheWhole) {
     }
     first.merge(second);
     EXPECT_EQ(first.register_bytes(), whole.register_bytes());
-    for (std::uint64_t k = 0; k < 500; ++k) EXPECT_EQ(first.estimate(key_hash(k, 9)), whole.estimate(key_hash(k, 9)));
+    for (std::uint64_t k = 0; k < 500; ++k) {
+        EXPECT_EQ(first.estimate(seeded_key_hash(k, 9)), whole.estimate(seeded_key_hash(k, 9)));
+    }
     DistinctSketchParams other;
     other.width = 1093;
     EXPECT_THROW(first.merge(DistinctSketch(other)), std::invalid_argument);
@@ -96,7 +98,7 @@ TEST(DistinctSketch, RegistersRoundTrip) {
     feed(sketch, 4, 200);
     DistinctSketch copy;
     copy.assign_registers(sketch.register_bytes());
-    EXPECT_EQ(copy.estimate(key_hash(0, 4)), sketch.estimate(key_hash(0, 4)));
+    EXPECT_EQ(copy.estimate(seeded_key_hash(0, 4)), sketch.estimate(seeded_key_hash(0, 4)));
     EXPECT_EQ(copy.total().estimate, sketch.total().estimate);
     std::vector<std::uint8_t> short_bytes = sketch.register_bytes();
     short_bytes.pop_back();
@@ -105,7 +107,7 @@ TEST(DistinctSketch, RegistersRoundTrip) {
 
 TEST(DistinctSketch, AddSaysWhenAKeyMayHaveGrown) {
     DistinctSketch sketch;
-    const Hash128 key = key_hash(1, 1);
+    const Hash128 key = seeded_key_hash(1, 1);
     EXPECT_TRUE(sketch.add(key, pair_hash(key, item_hash(1, 1))));
     EXPECT_FALSE(sketch.add(key, pair_hash(key, item_hash(1, 1))));
 }

@@ -13,7 +13,7 @@
 namespace flowsketch::core {
 namespace {
 
-using testing::flow_key;
+using flowsketch::testing::flow_key;
 
 constexpr std::int64_t sec = 1'000'000'000;
 

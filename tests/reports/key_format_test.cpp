@@ -10,10 +10,10 @@
 namespace flowsketch::reports {
 namespace {
 
-const core::FlowKey key = core::FlowKey::ipv4(0xC0000201, 0xC6336407, 51000, 443, 6);
+const core::FlowKey sample_key = core::FlowKey::ipv4(0xC0000201, 0xC6336407, 51000, 443, 6);
 
 TEST(KeyFormat, FiveTupleFieldsInContractOrder) {
-    const auto fields = key_fields(key, core::KeySpec::five_tuple());
+    const auto fields = key_fields(sample_key, core::KeySpec::five_tuple());
     ASSERT_EQ(fields.size(), 5u);
     EXPECT_EQ(fields[0].name, "src");
     EXPECT_EQ(fields[0].text, "192.0.2.1");
@@ -26,11 +26,11 @@ TEST(KeyFormat, FiveTupleFieldsInContractOrder) {
 
 TEST(KeyFormat, PrefixSpecsPrintTheNetwork) {
     const core::KeySpec spec = core::KeySpec::parse("dst/24");
-    const auto fields = key_fields(spec.apply(key), spec);
+    const auto fields = key_fields(spec.apply(sample_key), spec);
     ASSERT_EQ(fields.size(), 1u);
     EXPECT_EQ(fields[0].name, "dst");
     EXPECT_EQ(fields[0].text, "198.51.100.0/24");
-    EXPECT_EQ(endpoint(key, true), "192.0.2.1:51000");
+    EXPECT_EQ(endpoint(sample_key, true), "192.0.2.1:51000");
     EXPECT_EQ(protocol_name(17), "udp");
     EXPECT_EQ(protocol_name(250), "250");
 }
@@ -39,7 +39,7 @@ TEST(KeyFormat, JsonListsOfExtraKeysCarryOnlyTheirFields) {
     Report report;
     const core::KeySpec spec = core::KeySpec::parse("dst/24");
     core::KeyTops tops;
-    tops.top_packets = core::TopList{spec, core::Weight::packets, 100, {{spec.apply(key), 60, 59, false}}};
+    tops.top_packets = core::TopList{spec, core::Weight::packets, 100, {{spec.apply(sample_key), 60, 59, false}}};
     tops.top_bytes = core::TopList{spec, core::Weight::bytes, 9000, {}};
     report.keys.push_back(tops);
     const auto json = nlohmann::json::parse(to_json(report));
@@ -57,7 +57,7 @@ TEST(KeyFormat, JsonListsOfExtraKeysCarryOnlyTheirFields) {
 
 // A +vlan spec's rows add the VLAN id, last and numeric; other specs never show it.
 TEST(KeyFormat, VlanIdIsTheLastFieldOfVlanSpecs) {
-    core::FlowKey tagged = key;
+    core::FlowKey tagged = sample_key;
     tagged.vlan = 4094;
     const core::KeySpec spec = core::KeySpec::parse("dst+vlan");
     const auto fields = key_fields(spec.apply(tagged), spec);
