@@ -67,9 +67,11 @@ EOF
 common=(-r "$trace" -q --interval 1 --format json --probe bench)
 declare -A first last
 rows=(floor plain export)
-cat "$trace" >/dev/null  # into the page cache just before timing
 for rep in $(seq "$reps"); do
   for row in "${rows[@]}"; do
+    # Into the page cache just before each run: a kernel may page out file pages it deems idle
+    # (these virtual machines run DAMON's pageout), and a run that reads them from disk waits.
+    cat "$trace" >/dev/null
     case "$row" in
       floor) t="$(timed "$floor" "$trace")" ;;
       plain) t="$(timed "$flowsketch" "${common[@]}")" ;;
