@@ -47,10 +47,7 @@ protected:
     }
 
     static nlohmann::json final_report(const std::string& args) {
-        const RunResult run = run_flowsketch("-r " + *path_ + " " + args + " --format json --interval 0");
-        EXPECT_EQ(run.exit_code, 0) << run.err;
-        const std::vector<std::string> lines = lines_of(run.out);
-        return lines.empty() ? nlohmann::json::object() : nlohmann::json::parse(lines.back());
+        return single_json_report("-r " + *path_ + " " + args);
     }
 
     static std::string path() { return *path_; }
