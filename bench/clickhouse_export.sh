@@ -5,6 +5,9 @@
 # Per row: the median seconds to the final report (the replay's own work, the
 # figure that must not move) and to the process's end (every window delivered);
 # then the median over repetitions of export / plain, each pair run back to back.
+# A fourth row, busy, is the plain replay while a loop that only computes runs
+# where the server runs, at its priority: what any work on that CPU costs the
+# replay on this machine, beside what the export costs.
 #
 # usage: bench/clickhouse_export.sh [BUILD_DIR] [REPS]
 #   BUILD_DIR  default build (needs src/flowsketch and bench/pcap_floor)
@@ -66,7 +69,7 @@ EOF
 
 common=(-r "$trace" -q --interval 1 --format json --probe bench)
 declare -A first last
-rows=(floor plain export)
+rows=(floor plain busy export)
 for rep in $(seq "$reps"); do
   for row in "${rows[@]}"; do
     # Into the page cache just before each run: a kernel may page out file pages it deems idle
@@ -75,6 +78,13 @@ for rep in $(seq "$reps"); do
     case "$row" in
       floor) t="$(timed "$floor" "$trace")" ;;
       plain) t="$(timed "$flowsketch" "${common[@]}")" ;;
+      busy)
+        "${launcher[@]}" bash -c 'while :; do :; done' &
+        loop_pid=$!
+        t="$(timed "$flowsketch" "${common[@]}")"
+        kill "$loop_pid"
+        wait "$loop_pid" 2>/dev/null || true
+        ;;
       export) t="$(timed "$flowsketch" "${common[@]}" --clickhouse "$url" --clickhouse-queue 128)" ;;
     esac
     first[$row]+="${t% *} "
@@ -93,8 +103,13 @@ for row in "${rows[@]}"; do
   e="$(echo "${last[$row]}" | median)"
   printf '| %s | %s (%.3f) | %s | %s|\n' "$row" "$m" "$(echo "$m / $f" | bc -l)" "$e" "${first[$row]}"
 done
-# The machine's speed drifts between repetitions; each repetition's export run
-# against the plain run just before it does not.
-paired="$(paste -d' ' <(echo "${first[export]}" | tr ' ' '\n' | grep -v '^$') \
-                      <(echo "${first[plain]}" | tr ' ' '\n' | grep -v '^$') | awk '{printf "%.4f ", $1 / $2}')"
-printf 'export / plain, final report, per repetition: median %.3f (%s)\n' "$(echo "$paired" | median)" "$paired"
+# The machine's speed drifts between repetitions; each repetition's export (busy)
+# run against the plain run just before it does not.
+paired() {
+  paste -d' ' <(echo "${first[$1]}" | tr ' ' '\n' | grep -v '^$') \
+              <(echo "${first[plain]}" | tr ' ' '\n' | grep -v '^$') | awk '{printf "%.4f ", $1 / $2}'
+}
+for row in busy export; do
+  ratios="$(paired "$row")"
+  printf '%s / plain, final report, per repetition: median %.3f (%s)\n' "$row" "$(echo "$ratios" | median)" "$ratios"
+done
