@@ -47,6 +47,9 @@ case "$priority" in
 esac
 [ "$cpus" = all ] || launcher=(taskset -c "$cpus" "${launcher[@]}")
 start_private_clickhouse "$server_bin" "${launcher[@]}"
+loop_pid=""
+stop_loop() { [ -z "$loop_pid" ] || { kill "$loop_pid" 2>/dev/null; wait "$loop_pid" 2>/dev/null; loop_pid=""; } || true; }
+trap 'stop_loop; stop_private_clickhouse' EXIT
 "$flowsketch" clickhouse-schema --clickhouse "$url" >/dev/null
 
 # Seconds to the final report (its JSON line) and to the end, of one command.
@@ -82,8 +85,7 @@ for rep in $(seq "$reps"); do
         "${launcher[@]}" bash -c 'while :; do :; done' &
         loop_pid=$!
         t="$(timed "$flowsketch" "${common[@]}")"
-        kill "$loop_pid"
-        wait "$loop_pid" 2>/dev/null || true
+        stop_loop
         ;;
       export) t="$(timed "$flowsketch" "${common[@]}" --clickhouse "$url" --clickhouse-queue 128)" ;;
     esac
