@@ -66,7 +66,6 @@ private:
     std::condition_variable changed_;
     std::deque<reports::Snapshot> queue_;
     bool stopping_ = false;
-    bool busy_ = false;
     std::uint64_t written_ = 0;
     std::uint64_t failed_ = 0;
     std::string sync_error_;
