@@ -29,7 +29,7 @@ reports::Snapshot SnapshotPool::take() {
         if (free_.empty()) return snapshot;
         snapshot = std::move(free_.back());
         free_.pop_back();
-        wanted = free_.size() < spares_;
+        wanted = wants_spare();
     }
     // Only when one is wanted: waking the spare maker costs the measuring
     // thread a system call and an interrupt to the other CPU, about 40 µs here.
@@ -83,7 +83,7 @@ reports::Snapshot SnapshotPool::make_spare(const std::vector<core::CountMinParam
 void SnapshotPool::run() {
     std::unique_lock lock(mutex_);
     for (;;) {
-        changed_.wait(lock, [this] { return stopping_ || free_.size() < spares_; });
+        changed_.wait(lock, [this] { return stopping_ || wants_spare(); });
         if (stopping_) return;
         const std::vector<core::CountMinParams> shape = shape_;
         lock.unlock();

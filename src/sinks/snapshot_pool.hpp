@@ -42,6 +42,9 @@ public:
 
 private:
     void run();
+    /// Fewer ready than the spares to keep (the caller holds mutex_): the
+    /// spare maker's cue, and take()'s reason to wake it.
+    bool wants_spare() const noexcept { return free_.size() < spares_; }
     reports::Snapshot make_spare(const std::vector<core::CountMinParams>& shape) const;
 
     const std::size_t capacity_;
