@@ -33,7 +33,7 @@ int run_schema(const ClickHouseOptions& options) {
         for (const std::string& statement : statements) fmt::print("{};\n\n", statement);
         return exit_ok;
     }
-    const ClickHouseClient client(endpoint, std::chrono::milliseconds(std::llround(options.timeout * 1000)));
+    ClickHouseClient client(endpoint, std::chrono::milliseconds(std::llround(options.timeout * 1000)));
     try {
         for (const std::string& statement : statements) client.execute(statement, {}, false);
     } catch (const ClickHouseError& e) {

@@ -130,7 +130,7 @@ std::string sketch_sums_sql(const ClickHouseClient& client, std::int64_t report_
 constexpr std::size_t max_rollup_spans = 400;
 
 // The windows the rollup holds exactly, if its buckets fit the reports.
-std::vector<ProbeSpan> rollup_spans(const ClickHouseClient& client, const Rollup& rollup, std::int64_t report_ns,
+std::vector<ProbeSpan> rollup_spans(ClickHouseClient& client, const Rollup& rollup, std::int64_t report_ns,
                                     std::int64_t from_ns, std::int64_t to_ns, const std::vector<std::string>& probes,
                                     const std::vector<WindowIdentity>& windows, const std::vector<ProbeSpan>& taken) {
     if (!rollup_fits_reports(rollup, report_ns)) return {};
@@ -293,7 +293,7 @@ int run_query(const QueryOptions& options) {
     } catch (const std::runtime_error& e) {
         return fail(exit_runtime_error, e.what());
     }
-    const ClickHouseClient client(endpoint, std::chrono::milliseconds(std::llround(options.clickhouse.timeout * 1000)));
+    ClickHouseClient client(endpoint, std::chrono::milliseconds(std::llround(options.clickhouse.timeout * 1000)));
     const std::string where = window_filter(from_ns, to_ns, options.probes);
     // Only windows whose `intervals` row exists are whole (it is inserted last).
     const std::string whole = fmt::format("(probe, start_ns) IN (SELECT probe, start_ns FROM {} WHERE {})",

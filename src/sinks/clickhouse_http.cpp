@@ -93,48 +93,90 @@ ClickHouseEndpoint parse_clickhouse_url(std::string_view url) {
     return endpoint;
 }
 
+struct ClickHouseClient::Connection {
+    boost::asio::io_context io;
+    beast::tcp_stream stream{io};
+    bool open = false;
+
+    void close() noexcept {
+        beast::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        stream.close();
+        open = false;
+    }
+};
+
+namespace {
+
+// How a connection the server closed while it was idle fails: the request
+// cannot be written, or the answer ends before its first byte.
+bool closed_by_peer(const boost::system::error_code& code) {
+    namespace error = boost::asio::error;
+    return code == http::error::end_of_stream || code == error::eof || code == error::connection_reset ||
+           code == error::broken_pipe || code == error::connection_aborted;
+}
+
+}  // namespace
+
 ClickHouseClient::ClickHouseClient(ClickHouseEndpoint endpoint, std::chrono::milliseconds timeout)
-    : endpoint_(std::move(endpoint)), timeout_(timeout) {}
+    : endpoint_(std::move(endpoint)), timeout_(timeout), connection_(std::make_unique<Connection>()) {}
+
+ClickHouseClient::~ClickHouseClient() {
+    if (connection_ && connection_->open) connection_->close();
+}
+
+ClickHouseClient::ClickHouseClient(ClickHouseClient&&) noexcept = default;
+ClickHouseClient& ClickHouseClient::operator=(ClickHouseClient&&) noexcept = default;
 
 std::string ClickHouseClient::table(std::string_view name) const {
     return fmt::format("`{}`.`{}{}`", endpoint_.database, endpoint_.table_prefix, name);
 }
 
-std::string ClickHouseClient::execute(std::string_view query, std::string_view body, bool in_database) const {
-    boost::asio::io_context io;
-    beast::tcp_stream stream(io);
+std::string ClickHouseClient::execute(std::string_view query, std::string_view body, bool in_database) {
     const std::string where = fmt::format("ClickHouse at {}:{}", endpoint_.host, endpoint_.port);
+    std::string target = "/?";
+    if (in_database) target += "database=" + url_encode(endpoint_.database) + "&";
+    // With data, the statement goes in the URL and the data is the body;
+    // without, the statement is the body (no length limit).
+    if (!body.empty()) target += "query=" + url_encode(query);
+    // The body is sent from the caller's buffer: a batch of windows is megabytes.
+    http::request<http::span_body<const char>> request(http::verb::post, target, 11);
+    request.set(http::field::host, endpoint_.host);
+    request.set(http::field::content_type, "text/plain; charset=utf-8");
+    if (!endpoint_.user.empty()) request.set("X-ClickHouse-User", endpoint_.user);
+    if (!endpoint_.password.empty()) request.set("X-ClickHouse-Key", endpoint_.password);
+    const std::string_view payload = body.empty() ? query : body;
+    request.body() = beast::span<const char>(payload.data(), payload.size());
+    request.prepare_payload();
+
+    Connection& connection = *connection_;
     http::response<http::string_body> response;
-    try {
-        tcp::resolver resolver(io);
-        stream.expires_after(timeout_);
-        stream.connect(resolver.resolve(endpoint_.host, endpoint_.port));
-        std::string target = "/?";
-        if (in_database) target += "database=" + url_encode(endpoint_.database) + "&";
-        // With data, the statement goes in the URL and the data is the body;
-        // without, the statement is the body (no length limit).
-        if (!body.empty()) target += "query=" + url_encode(query);
-        // The body is sent from the caller's buffer: a batch of windows is megabytes.
-        http::request<http::span_body<const char>> request(http::verb::post, target, 11);
-        request.set(http::field::host, endpoint_.host);
-        request.set(http::field::content_type, "text/plain; charset=utf-8");
-        if (!endpoint_.user.empty()) request.set("X-ClickHouse-User", endpoint_.user);
-        if (!endpoint_.password.empty()) request.set("X-ClickHouse-Key", endpoint_.password);
-        const std::string_view payload = body.empty() ? query : body;
-        request.body() = beast::span<const char>(payload.data(), payload.size());
-        request.prepare_payload();
-        stream.expires_after(timeout_);
-        http::write(stream, request);
-        beast::flat_buffer buffer;
+    for (;;) {
+        const bool reused = connection.open;
         http::response_parser<http::string_body> parser;
         parser.body_limit(std::uint64_t{1} << 32);
-        stream.expires_after(timeout_);
-        http::read(stream, buffer, parser);
+        try {
+            if (!connection.open) {
+                tcp::resolver resolver(connection.io);
+                connection.stream.expires_after(timeout_);
+                connection.stream.connect(resolver.resolve(endpoint_.host, endpoint_.port));
+                connection.open = true;
+            }
+            connection.stream.expires_after(timeout_);
+            http::write(connection.stream, request);
+            beast::flat_buffer buffer;
+            connection.stream.expires_after(timeout_);
+            http::read(connection.stream, buffer, parser);
+        } catch (const boost::system::system_error& e) {
+            connection.close();
+            // The server closed the kept connection before this request reached it:
+            // it ran nothing, so a new connection may carry it.
+            if (reused && !parser.got_some() && closed_by_peer(e.code())) continue;
+            throw ClickHouseError(fmt::format("{}: {}", where, e.code().message()), false);
+        }
         response = parser.release();
-        beast::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    } catch (const boost::system::system_error& e) {
-        throw ClickHouseError(fmt::format("{}: {}", where, e.code().message()), false);
+        if (!response.keep_alive()) connection.close();
+        break;
     }
     if (response.result() != http::status::ok) {
         throw ClickHouseError(fmt::format("{}: HTTP {}: {}", where, response.result_int(), first_line(response.body())),

@@ -3,7 +3,7 @@
 // binary. The bound under test: sketches summed inside ClickHouse are the
 // sketches `flowsketch merge` sums, so `query` prints merge's reports for the
 // same windows, field by field; a width mismatch is an error, never padding;
-// a server killed mid-run loses no window.
+// a server killed mid-run loses no window; a client keeps its connection.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -293,6 +293,25 @@ TEST_F(ClickHouseExport, WindowsClickHouseNeverTookAreSpilledCountedAndMergeable
     const RunResult merged = run_flowsketch("merge" + spilled + " --format json");
     EXPECT_EQ(merged.exit_code, 0) << merged.err;
     EXPECT_EQ(json::parse(merged.out)["packets"], 30000);
+}
+
+// The client's port as the server sees it while this statement runs.
+std::string client_port(app::ClickHouseClient& client) {
+    return client.execute("SELECT port FROM system.processes WHERE query LIKE '%client-port-probe%'");
+}
+
+TEST_F(ClickHouseExport, AClientKeepsItsConnectionAndReplacesOneTheServerClosed) {
+    app::ClickHouseClient client = server_->client("default");
+    const std::string first = client_port(client);
+    ASSERT_FALSE(first.empty());
+    EXPECT_EQ(client_port(client), first) << "the second statement came on the first one's connection";
+    server_->kill();
+    server_->start();
+    // The kept connection died with the server: the next statement goes on a new one, without an error.
+    const std::string after = client_port(client);
+    ASSERT_FALSE(after.empty());
+    EXPECT_NE(after, first);
+    EXPECT_EQ(client_port(client), after);
 }
 
 TEST(ClickHouseOptions, AUrlOfAnotherSchemeOrABadPortIsAUsageError) {
