@@ -175,7 +175,8 @@ std::string ClickHouseClient::execute(std::string_view query, std::string_view b
             throw ClickHouseError(fmt::format("{}: {}", where, e.code().message()), false);
         }
         response = parser.release();
-        if (!response.keep_alive()) connection.close();
+        // After an error the server may have left part of the body unread on the connection.
+        if (!response.keep_alive() || response.result() != http::status::ok) connection.close();
         break;
     }
     if (response.result() != http::status::ok) {
