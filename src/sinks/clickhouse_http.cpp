@@ -97,6 +97,7 @@ struct ClickHouseClient::Connection {
     boost::asio::io_context io;
     beast::tcp_stream stream{io};
     bool open = false;
+    std::chrono::steady_clock::time_point last_answer{};
 
     void close() noexcept {
         beast::error_code ignored;
@@ -107,6 +108,11 @@ struct ClickHouseClient::Connection {
 };
 
 namespace {
+
+// A connection idle this long is not reused: ClickHouse as configured by its
+// packages closes idle ones after 3 s (keep_alive_timeout), and a statement
+// sent on one the server is closing fails and has to be sent again.
+constexpr auto max_idle = std::chrono::seconds(2);
 
 // How a connection the server closed while it was idle fails: the request
 // cannot be written, or the answer ends before its first byte.
@@ -150,6 +156,7 @@ std::string ClickHouseClient::execute(std::string_view query, std::string_view b
     request.prepare_payload();
 
     Connection& connection = *connection_;
+    if (connection.open && std::chrono::steady_clock::now() - connection.last_answer >= max_idle) connection.close();
     http::response<http::string_body> response;
     for (;;) {
         const bool reused = connection.open;
@@ -175,6 +182,7 @@ std::string ClickHouseClient::execute(std::string_view query, std::string_view b
             throw ClickHouseError(fmt::format("{}: {}", where, e.code().message()), false);
         }
         response = parser.release();
+        connection.last_answer = std::chrono::steady_clock::now();
         // After an error the server may have left part of the body unread on the connection.
         if (!response.keep_alive() || response.result() != http::status::ok) connection.close();
         break;

@@ -55,9 +55,10 @@ public:
     /// Runs `query` (with `body` after it as the data of an INSERT, when not
     /// empty) in the endpoint's database, or in none when `in_database` is
     /// false (CREATE DATABASE). Returns the response body; throws
-    /// ClickHouseError. A kept connection the server has closed meanwhile
-    /// (its keep-alive timeout, a restart) is replaced once, when it failed
-    /// before any answer; any other failure is thrown.
+    /// ClickHouseError. The connection is kept for the next statement unless
+    /// it then has been idle for 2 s; a kept one the server has closed
+    /// meanwhile (a restart) is replaced once, when it failed before any
+    /// answer; any other failure is thrown.
     std::string execute(std::string_view query, std::string_view body = {}, bool in_database = true);
 
     /// A table's full name: `database`.`prefix + name`.

@@ -314,6 +314,17 @@ TEST_F(ClickHouseExport, AClientKeepsItsConnectionAndReplacesOneTheServerClosed)
     EXPECT_EQ(client_port(client), after);
 }
 
+TEST_F(ClickHouseExport, AConnectionIdleForTwoSecondsIsNotReused) {
+    // The test server keeps idle connections for 10 s (keep_alive_timeout unset): the client lets go first.
+    app::ClickHouseClient client = server_->client("default");
+    const std::string first = client_port(client);
+    ASSERT_FALSE(first.empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+    const std::string after = client_port(client);
+    ASSERT_FALSE(after.empty());
+    EXPECT_NE(after, first);
+}
+
 TEST(ClickHouseOptions, AUrlOfAnotherSchemeOrABadPortIsAUsageError) {
     for (const std::string url : {"https://127.0.0.1:8123", "http://127.0.0.1:0", "http://user:pw@127.0.0.1:8123",
                                   "127.0.0.1:8123", "http://:8123"}) {
