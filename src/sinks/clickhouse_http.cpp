@@ -96,14 +96,13 @@ ClickHouseEndpoint parse_clickhouse_url(std::string_view url) {
 struct ClickHouseClient::Connection {
     boost::asio::io_context io;
     beast::tcp_stream stream{io};
-    bool open = false;
     std::chrono::steady_clock::time_point last_answer{};
 
+    bool open() const noexcept { return stream.socket().is_open(); }
     void close() noexcept {
         beast::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
         stream.close();
-        open = false;
     }
 };
 
@@ -128,7 +127,7 @@ ClickHouseClient::ClickHouseClient(ClickHouseEndpoint endpoint, std::chrono::mil
     : endpoint_(std::move(endpoint)), timeout_(timeout), connection_(std::make_unique<Connection>()) {}
 
 ClickHouseClient::~ClickHouseClient() {
-    if (connection_ && connection_->open) connection_->close();
+    if (connection_ && connection_->open()) connection_->close();
 }
 
 ClickHouseClient::ClickHouseClient(ClickHouseClient&&) noexcept = default;
@@ -156,18 +155,17 @@ std::string ClickHouseClient::execute(std::string_view query, std::string_view b
     request.prepare_payload();
 
     Connection& connection = *connection_;
-    if (connection.open && std::chrono::steady_clock::now() - connection.last_answer >= max_idle) connection.close();
+    if (connection.open() && std::chrono::steady_clock::now() - connection.last_answer >= max_idle) connection.close();
     http::response<http::string_body> response;
     for (;;) {
-        const bool reused = connection.open;
+        const bool reused = connection.open();
         http::response_parser<http::string_body> parser;
         parser.body_limit(std::uint64_t{1} << 32);
         try {
-            if (!connection.open) {
+            if (!reused) {
                 tcp::resolver resolver(connection.io);
                 connection.stream.expires_after(timeout_);
                 connection.stream.connect(resolver.resolve(endpoint_.host, endpoint_.port));
-                connection.open = true;
             }
             connection.stream.expires_after(timeout_);
             http::write(connection.stream, request);
